@@ -123,52 +123,59 @@ def _precision_edge(a, b):
     return ((a - 1.0) ** 2).float() * torch.tanh(b)
 
 
+def _to_bfloat16(x):
+    return (torch.tanh(x) * x).bfloat16()
+
+
+def _recomputed(function, block, inputs: dict, grad_output, when: str) -> dict:
+    """``apply(run_fn, *inputs)`` then backward, run_fn being ``block`` recording the dtypes of
+    its tensor arguments at each call: a recomputation on copies in another dtype is named
+    first (check_recompute_dtypes), before the error or the gradients it causes. The true
+    gradients (``block`` run plainly), by input name."""
+    seen = []  # the dtypes of run_fn's tensor arguments at each call
+
+    def run_fn(*args):
+        seen.append([a.dtype for a in args if torch.is_tensor(a)])
+        return block(*args)
+
+    plain = [x.detach().requires_grad_() for x in inputs.values()]
+    expected = torch.autograd.grad(block(*plain), plain, grad_output)
+    output = function.apply(run_fn, *inputs.values())
+    try:
+        output.backward(grad_output)
+    except RuntimeError as error:
+        raised = GradingError(f"CheckpointFunction's backward raised RuntimeError when {when}: "
+                              f"{str(error).splitlines()[0]}", str(error))
+        check_recompute_dtypes(seen, raised, grad_output.dtype)
+        raise raised from error
+    check_recompute_dtypes(seen, None, grad_output.dtype)
+    return dict(zip(inputs, expected))
+
+
 def check_mixed_dtypes(function, device) -> None:
     """run_fn(a, b) with a float64, b float32 and a float32 output, so grad_output is float32:
     the recomputation must see a float64 and b float32 again. One cast for every leaf (to
     grad_output's dtype, to float64, to the default dtype) changes a or b, and is named."""
     a = (1.0 + 1e-4 * sample((3, WIDTH), device, seed=41)).requires_grad_()
     b = sample((3, WIDTH), device, seed=42, dtype=torch.float32).requires_grad_()
-    seen = []  # the dtypes of run_fn's tensor arguments at each call
-
-    def run_fn(x, y):
-        seen.append([t.dtype for t in (x, y) if torch.is_tensor(t)])
-        return _precision_edge(x, y)
-
-    plain_a, plain_b = a.detach().requires_grad_(), b.detach().requires_grad_()
-    output = function.apply(run_fn, a, b)
-    grad_output = sample(tuple(output.shape), device, seed=43, dtype=torch.float32)
-    expected = torch.autograd.grad(_precision_edge(plain_a, plain_b), (plain_a, plain_b),
-                                   grad_output)
-    try:
-        output.backward(grad_output)
-    except RuntimeError as error:
-        raised = GradingError("CheckpointFunction's backward raised RuntimeError when run_fn "
-                              "takes a float64 a and a float32 b and returns float32: "
-                              f"{str(error).splitlines()[0]}", str(error))
-        check_recompute_dtypes(seen, raised, grad_output.dtype)
-        raise raised from error
-    check_recompute_dtypes(seen, None, grad_output.dtype)
-    check_full_precision("a", a.grad, expected[0], grad_output.dtype)
-    diagnose_gradient("a (float64)", a.grad, expected[0])
-    diagnose_gradient("b (float32)", b.grad, expected[1])
+    grad_output = sample((3, WIDTH), device, seed=43, dtype=torch.float32)
+    expected = _recomputed(function, _precision_edge, {"a": a, "b": b}, grad_output,
+                           "run_fn takes a float64 a and a float32 b and returns float32")
+    check_full_precision("a", a.grad, expected["a"], grad_output.dtype)
+    diagnose_gradient("a (float64)", a.grad, expected["a"])
+    diagnose_gradient("b (float32)", b.grad, expected["b"])
 
 
 def check_narrow_output(function, device) -> None:
     """The same rounding one step down: a float32 x under a bfloat16 output."""
     wide = sample((3, WIDTH), device, seed=44, dtype=torch.float32).requires_grad_()
-    plain = wide.detach().requires_grad_()
     narrow = sample((3, WIDTH), device, seed=45, dtype=torch.bfloat16)
     with case("run_fn(x) = tanh(x) * x, then .bfloat16(): x float32 of shape (3, 5), its output "
               "(grad_output too) bfloat16"):
-        function.apply(_to_bfloat16, wide).backward(narrow)
-        expected = torch.autograd.grad(_to_bfloat16(plain), plain, narrow)[0]
+        expected = _recomputed(function, _to_bfloat16, {"x": wide}, narrow,
+                               "run_fn takes a float32 x and returns bfloat16")["x"]
         check_full_precision("x", wide.grad, expected, narrow.dtype)
         diagnose_gradient("x (float32)", wide.grad, expected)
-
-
-def _to_bfloat16(x):
-    return (torch.tanh(x) * x).bfloat16()
 
 
 def check_full_precision(name: str, got, expected, out_dtype: torch.dtype) -> None:
@@ -211,25 +218,9 @@ def check_half_dtypes(function, device) -> None:
     for dtype in HALF_DTYPES:
         name = str(dtype).removeprefix("torch.")
         for label, block in _half_blocks(dtype, device).items():
-            seen = []  # the dtypes of run_fn's tensor arguments at each call
-
-            def run_fn(h, block=block):
-                seen.append([h.dtype])
-                return block(h)
-
             x = sample((3, WIDTH), device, seed=51, dtype=dtype).requires_grad_()
-            plain = x.detach().requires_grad_()
             grad_output = sample((3, WIDTH), device, seed=52, dtype=dtype)
-            expected = torch.autograd.grad(block(plain), plain, grad_output)[0]
             with case(f"{label}, x {name} of shape (3, 5), grad_output {name}"):
-                output = function.apply(run_fn, x)
-                try:
-                    output.backward(grad_output)
-                except RuntimeError as error:
-                    raised = GradingError(
-                        f"CheckpointFunction's backward raised RuntimeError when run_fn takes a "
-                        f"{name} x: {str(error).splitlines()[0]}", str(error))
-                    check_recompute_dtypes(seen, raised)
-                    raise raised from error
-                check_recompute_dtypes(seen)
+                expected = _recomputed(function, block, {"x": x}, grad_output,
+                                       f"run_fn takes a {name} x")["x"]
                 diagnose_gradient(f"x ({name})", x.grad, expected)

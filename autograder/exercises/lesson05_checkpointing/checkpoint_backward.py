@@ -11,7 +11,7 @@ from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import sample
-from .checkpoint_blocks import (WIDTH, ThroughBackward, custom_nodes, no_gradient_cause,
+from .checkpoint_blocks import (WIDTH, ThroughBackward, check_parameter_grads, custom_nodes,
                                 refuse_reentry, watch_calls)
 
 CHECKPOINT = Spec("CheckpointFunction", ("run_fn", "x"), lambda run_fn, x: run_fn(x))
@@ -125,19 +125,9 @@ def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None
                            function_run_fn: bool = False) -> None:
     """With ``function_run_fn``, run_fn is a plain function (a closure over a module): it has
     no .parameters() an answer could list."""
-    for name, parameter in parameters.items():
-        if parameter.grad is None:
-            raise GradingError(
-                "the parameters used inside run_fn got no gradient (.grad is None)"
-                + (" when run_fn is a plain function (a closure over a Linear), which has no "
-                   ".parameters() to list" if function_run_fn else "") + ": "
-                + no_gradient_cause("run_fn"), mistake={
-                    "backward passed inputs=[...]": "CheckpointFunction/backward-inputs-only",
-                    "torch.autograd.grad returns": "CheckpointFunction/grad-skips-parameters"})
-        if before is not None and torch.allclose(parameter.grad, truth[name]):
-            raise GradingError(
-                f"CheckpointFunction replaced the .grad of parameter {name} instead of adding to "
-                "it: the gradient an earlier backward had left there is gone (gradients accumulate)",
-                mistake="CheckpointFunction/overwrites-parameter-grad")
-        expected = truth[name] if before is None else before[name] + truth[name]
-        diagnose_gradient(f"parameter {name}", parameter.grad, expected)
+    check_parameter_grads(
+        "CheckpointFunction", "run_fn", parameters, truth, before=before,
+        missing="the parameters used inside run_fn got no gradient (.grad is None)"
+        + (" when run_fn is a plain function (a closure over a Linear), which has no "
+           ".parameters() to list" if function_run_fn else ""),
+        overwrite_mistake="CheckpointFunction/overwrites-parameter-grad")

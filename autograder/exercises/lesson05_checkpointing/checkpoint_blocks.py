@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from ...checks import make_inputs
+from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
 from ..shared.reentry import limit_nesting
@@ -118,19 +119,24 @@ def reference(run_fn, values: dict, wanted: set, parameters: dict, grad_output=N
             dict(zip(wanted, grads)), dict(zip(parameters, grads[len(wanted):])))
 
 
-def custom_nodes(outputs, *, whole_graph: bool = True) -> list:
-    """The custom Function nodes of the outputs' graph (or only the outputs' own nodes)."""
-    seen, stack, nodes = set(), [getattr(o, "grad_fn", None) for o in outputs], []
-    while stack:
+def graph_nodes(outputs, *, whole_graph: bool = True, limit: int | None = None):
+    """The nodes of the outputs' graph, each once, the outputs' own first (only those without
+    ``whole_graph``; at most ``limit`` of them)."""
+    seen, stack = set(), [getattr(o, "grad_fn", None) for o in outputs]
+    while stack and (limit is None or len(seen) < limit):
         node = stack.pop()
         if node is None or node in seen:
             continue
         seen.add(node)
-        if isinstance(node, torch.autograd.function.BackwardCFunction):
-            nodes.append(node)
+        yield node
         if whole_graph:
             stack.extend(next_node for next_node, _ in node.next_functions)
-    return nodes
+
+
+def custom_nodes(outputs, *, whole_graph: bool = True) -> list:
+    """The custom Function nodes of the outputs' graph (or only the outputs' own nodes)."""
+    return [node for node in graph_nodes(outputs, whole_graph=whole_graph)
+            if isinstance(node, torch.autograd.function.BackwardCFunction)]
 
 
 @contextmanager
@@ -160,6 +166,19 @@ def refuse_reentry(nodes, message: str):
     finally:
         for handle in handles:
             handle.remove()
+
+
+@contextmanager
+def learner_raised(explain):
+    """An exception the learner's code raises inside the block, raised again as
+    ``explain(error)`` (a GradingError that says when it happened); the grader's own errors and
+    a stub's NotImplementedError go through as they are."""
+    try:
+        yield
+    except (NotImplementedError, GradingError):
+        raise
+    except Exception as error:  # noqa: BLE001  (the learner's code raised: say when)
+        raise explain(error) from error
 
 
 CALLS: list[str] = []  # how the learner's backward asked autograd for gradients (watch_calls)
@@ -200,6 +219,35 @@ def no_gradient_cause(who: str) -> str:
                 f"writes no .grad: which call accumulates .grad on the parameters of {who} too?")
     return (f"nothing in backward accumulated .grad on the parameters of {who}: which call on "
             "the outputs recomputed from fresh leaves under grad does?")
+
+
+def check_parameter_grads(exercise_name: str, holder: str, parameters: dict, truth: dict, *,
+                          missing: str, before: dict | None = None,
+                          overwrite_mistake: str = "") -> None:
+    """Each parameter's .grad against ``truth`` (plus what it held ``before`` a second
+    backward, which must add to it); a truth of None is a parameter the loss never reaches,
+    where None or zeros are both right. ``missing`` says which parameters got no .grad
+    (``{name}`` is the first), the cause read from ``CALLS``."""
+    for name, parameter in parameters.items():
+        if truth[name] is None:
+            if parameter.grad is not None and before is None:
+                diagnose_gradient(f"parameter {name}", parameter.grad,
+                                  torch.zeros_like(parameter))
+            continue
+        if parameter.grad is None:
+            raise GradingError(missing.format(name=name) + ": " + no_gradient_cause(holder),
+                               mistake={"backward passed inputs=[...]":
+                                        f"{exercise_name}/backward-inputs-only",
+                                        "torch.autograd.grad returns":
+                                        f"{exercise_name}/grad-skips-parameters"})
+        if before is not None and torch.allclose(parameter.grad, truth[name]):
+            raise GradingError(
+                f"{exercise_name} replaced the .grad of parameter {name} instead of adding to "
+                "it: the gradient an earlier backward had left there is gone (gradients "
+                "accumulate)",
+                mistake=overwrite_mistake)
+        expected = truth[name] if before is None else before[name] + truth[name]
+        diagnose_gradient(f"parameter {name}", parameter.grad, expected)
 
 
 class AnyDtype(nn.Module):

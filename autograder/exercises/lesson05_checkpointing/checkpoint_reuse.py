@@ -1,105 +1,52 @@
 """Lesson 05: CheckpointFunction used as training uses it, beyond one chain of calls: one run_fn
 (a shared, weight-tied block) checkpointed twice in one graph, and two checkpoints whose
 backwards run in the order of their forwards (two losses backpropagated one after the other).
-State kept anywhere but on ctx (on run_fn, in a list on the class or in a global used as a
-stack, a dict keyed by run_fn) is named from what one forward adds there, and its cause from
-what a second forward on the same run_fn does there: overwrite the first call's entry, or add
-its own (then the order the backwards take them in is the cause)."""
-
-import inspect
-from collections import deque
+State kept on run_fn is named from what one forward sets there; state kept in a container on
+the class or in a global (a stack, a dict keyed by run_fn) by the generic layer's probes of
+those places (``class_state``, ``outside_ctx``), run on the failing answer."""
 
 import torch
 
 from ...checks import case
+from ...class_state import class_state
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
+from ...outside_ctx import check_no_state_outside_ctx
 from .checkpoint_blocks import WIDTH, fork_rng, mlp_block
-
-_CONTAINERS = (list, dict, set, deque)
-
-
-def _contents(value):
-    """A container's items as they are now (kept, so that identities stay meaningful)."""
-    if isinstance(value, dict):
-        return list(value.items())
-    return list(value)
+from .checkpoint_calls import _check_class_state
 
 
-def _same(a, b) -> bool:
-    return len(a) == len(b) and all(
-        (x[0] is y[0] and x[1] is y[1]) if isinstance(x, tuple) and isinstance(y, tuple)
-        and len(x) == 2 == len(y) else x is y for x, y in zip(a, b))
-
-
-def _snapshot(function, run_fn) -> dict:
-    """Where a call could keep state off ctx: the containers on the learner's classes and in
-    the globals its forward reads, and run_fn's own attributes, each as it is now."""
-    places = {}
-    classes = [c for c in getattr(function, "__mro__", ())
-               if c is not object and not c.__module__.startswith("torch")]
-    for cls in classes:
-        for key, value in vars(cls).items():
-            if isinstance(value, _CONTAINERS):
-                places[("class", f"{cls.__name__}.{key}")] = (value, _contents(value))
-    forward = getattr(inspect.unwrap(getattr(function, "forward", None)), "__globals__", {})
-    for key, value in list(forward.items()):
-        if isinstance(value, _CONTAINERS) and not key.startswith("__") and key != "Out":
-            places[("global", key)] = (value, _contents(value))
-    for key, value in vars(run_fn).items():
-        places[("run_fn", key)] = (value, None)
-    return places
-
-
-def state_off_ctx(function, run_fn, leaf) -> tuple | None:
-    """Where one forward of ``function`` on ``run_fn`` kept state off ctx: ("run_fn", name,
-    None, True) for an attribute it set on run_fn, ("class"/"global", name, container type,
-    overwrote) for a container it changed, overwrote telling whether a second forward on the
-    same run_fn left it no longer (it replaced the first call's entry); None where nothing
-    changed."""
-    before = _snapshot(function, run_fn)
+def _set_on_run_fn(function, run_fn, leaf) -> str | None:
+    """The attribute one forward of ``function`` set on ``run_fn`` (new, or bound to another
+    object), if any."""
+    before = dict(vars(run_fn))
     try:
         function.apply(run_fn, leaf)
     except Exception:  # noqa: BLE001  (only a diagnosis: the failure is already proven)
         return None
-    for place, (value, contents) in _snapshot(function, run_fn).items():
-        old = before.get(place)
-        if place[0] == "run_fn":
-            if old is None or old[0] is not value:
-                return (*place, None, True)
-        elif old is not None and old[0] is value and not _same(old[1], contents):
-            try:
-                function.apply(run_fn, leaf)
-            except Exception:  # noqa: BLE001
-                return (*place, type(value).__name__, False)
-            return (*place, type(value).__name__, len(value) <= len(contents))
-    return None
+    return next((key for key, value in vars(run_fn).items()
+                 if key not in before or before[key] is not value), None)
 
 
-def _named(place, error: GradingError, situation: str, order: str):
-    """The failure, named from where forward kept its state, or None where nothing was seen;
-    its cause an overwritten entry, or else the order the backwards ran in (``order``)."""
-    if place is None:
-        return None
-    kind, name, container, overwrote = place
-    if kind == "run_fn":
-        return GradingError(
+def _name_state_off_ctx(function, run_fn, x, error: GradingError) -> None:
+    """Raise where the failing answer kept its state off ctx, as far as one more call shows:
+    on run_fn, on the class (a container forward fills) or in a module global."""
+    name = _set_on_run_fn(function, run_fn, x.detach().requires_grad_())
+    if name is not None:
+        raise GradingError(
             f"CheckpointFunction.forward keeps its state on run_fn (run_fn.{name}), not on ctx: "
             "with one run_fn checkpointed twice in one graph (a shared block, tied weights) the "
             "second call overwrites it, and the first call's backward reads the second's "
             f"({error.hint}); keep it on ctx (ctx.{name} = ...), one per call", error.details,
-            mistake="CheckpointFunction/state-on-run-fn")
-    where = (f"{name} (a {container} on the class)" if kind == "class"
-             else f"the global {name} (a {container})")
-    cause = ("the second forward overwrote the first call's entry there (both calls wrote to "
-             "one place), so the first call's backward read the second call's state"
-             if overwrote else f"{order}, so a call's backward took another call's entry")
-    return GradingError(
-        f"CheckpointFunction.forward keeps its state in {where}, not on ctx, for backward to "
-        f"take back: with {situation} {cause} ({error.hint}); keep each call's state on ctx, "
-        "where no other call can reach it", error.details,
-        mistake="CheckpointFunction/state-in-shared-container")
+            mistake="CheckpointFunction/state-on-run-fn") from error
+    before = class_state(function)
+    try:
+        function.apply(run_fn, x.detach().requires_grad_())
+    except Exception:  # noqa: BLE001  (only a diagnosis)
+        return
+    _check_class_state(function, before)
+    check_no_state_outside_ctx(function, "CheckpointFunction", {"run_fn": run_fn, "x": x})
 
 
 def _tied(apply, block, x, grad_output) -> list:
@@ -129,17 +76,14 @@ def _in_forward_order(apply, blocks, x, grad_outputs) -> list:
     return [leaf.grad] + [p.grad for block in blocks for p in block.parameters()]
 
 
-def _compared(run, names, function, situation: str, order: str, run_fn, x) -> None:
+def _compared(run, names, function, situation: str, run_fn, x) -> None:
     truth = run(lambda f, *args: f(*args))
     got = run(function.apply)
     try:
         for name, grad, true in zip(names, got, truth):
             diagnose_gradient(name, grad, true)
     except GradingError as error:
-        named = _named(state_off_ctx(function, run_fn, x.detach().requires_grad_()), error,
-                       situation, order)
-        if named is not None:
-            raise named from error
+        _name_state_off_ctx(function, run_fn, x, error)
         raise GradingError(
             f"CheckpointFunction is right for one call but not with {situation} "
             f"({error.hint}): one call read state another call left; keep the arguments and "
@@ -160,8 +104,7 @@ def check_reuse(function, device, *, seed: int = 40) -> None:
     with fork_rng(device), case(f"{situation}, dropout inside the block"):
         _compared(lambda apply: _tied(apply, tied, x, grad_outputs[0]),
                   ["x"] + [f"parameter {n}" for n, _ in tied.named_parameters()],
-                  function, situation, "the second call's backward runs first, the reverse "
-                  "of the forwards' order", tied, x)
+                  function, situation, tied, x)
     blocks = [mlp_block(device, seed=seed + 3 + 3 * k, dropout=0.5) for k in range(2)]
     situation = ("two checkpoints on one input, backpropagated in the order of their forwards "
                  "(two losses: first.backward(), then second.backward())")
@@ -169,5 +112,4 @@ def check_reuse(function, device, *, seed: int = 40) -> None:
         _compared(lambda apply: _in_forward_order(apply, blocks, x, grad_outputs),
                   ["x"] + [f"parameter {which}.{n}" for which, block in
                            zip(("first", "second"), blocks) for n, _ in block.named_parameters()],
-                  function, situation, "the backwards run in the order of the forwards "
-                  "(first loss first), not in reverse", blocks[0], x)
+                  function, situation, blocks[0], x)

@@ -18,8 +18,8 @@ from ...none_paths import returned_gradients
 from .checkpoint_backward import (CHECKPOINT, _backward, _check_input_grads,
                                   _check_no_gradient_unasked, _check_parameter_grads,
                                   _domain_values, _spec_for, through_backward)
-from .checkpoint_blocks import (WIDTH, _linear, fork_rng, layer_stack, mlp_block,
-                                parameters_of, reference)
+from .checkpoint_blocks import (WIDTH, _linear, fork_rng, layer_stack, learner_raised,
+                                mlp_block, parameters_of, reference)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
 from .random_state import check_random_state
 from .checkpoint_calls import check_two_calls
@@ -142,18 +142,14 @@ def check_none_argument(function, device) -> None:
     used to mark where the tensors sat cannot be told from it."""
     run_fn, values, wanted, parameters = _none_before_a_tensor(device)
     with case("run_fn(bias, x) with bias None (an optional argument left out), x of shape (3, 5)"):
-        try:
-            check_block(function, run_fn, values, wanted, parameters)
-        except (NotImplementedError, GradingError):
-            raise
-        except Exception as error:  # noqa: BLE001  (the learner's code raised: say where)
-            raise GradingError(
+        with learner_raised(lambda error: GradingError(
                 f"CheckpointFunction raised {type(error).__name__} when an argument is None "
                 "(run_fn(None, x)): args may hold None like any other non-tensor, and the "
                 "recomputation must get it back in its place; if None marks where a tensor "
                 "sat, a None argument looks the same, so keep which positions hold tensors "
                 "apart (a list of flags)", str(error),
-                mistake="CheckpointFunction/none-taken-for-tensor") from error
+                mistake="CheckpointFunction/none-taken-for-tensor")):
+            check_block(function, run_fn, values, wanted, parameters)
 
 
 def checkpoint_full(CheckpointFunction, device) -> None:

@@ -20,9 +20,7 @@ REVERSIBLE_CLAUSES = (
             R + "keeps-a-copy-on-ctx": "keeps a flattened NumPy copy of x2 on ctx and reads x2 "
                                         "back from it",
             R + "records-graph-in-forward":
-                "forward runs f and g under torch.enable_grad(), saving only y1 and y2",
-            R + "keeps-backward-tensors": "rebuilt inputs kept on ctx for a second backward",
-            R + "keeps-rebuilt-graph": "rebuilt outputs kept on ctx"}),
+                "forward runs f and g under torch.enable_grad(), saving only y1 and y2"}),
     Clause("backward rebuilds the inputs from the outputs and returns the gradients of `x1` and "
            "`x2` the two equations give, also when a loss uses only one of the outputs;",
            {R + "inverts-wrong-tensor": "inverts in the wrong order",
@@ -47,11 +45,11 @@ REVERSIBLE_RULES = {
     "values": {R + "recomputes-in-another-dtype": "fresh leaves cast to float32 (.float()) in "
                                                   "backward"},
     "ctx": {R + "state-on-class": "f and g kept on the class",
-            R + "reuses-leaves-across-backwards": "the inverse computed once, its leaves cached "
-                                                  "on ctx for a second backward",
+            R + "backward-changes-state-it-reads": "the inverse computed once, its leaves "
+                                                   "cached on ctx for a second backward",
             R + "saves-unversioned-alias": "saves y1.data and y2.data"},
-    "unwritten": {R + "overwrites-saved-outputs": "inverts in place, into the saved outputs (the "
-                                                  "caller's y1 and y2 are overwritten)",
+    "unwritten": {R + "backward-modifies-saved-tensor": "inverts in place, into the saved outputs "
+                                                        "(the caller's y1 and y2 are overwritten)",
                   R + "frees-saved-outputs": "frees the saved outputs' storage in backward (the "
                                              "caller's y1 and y2 with it)"},
 }
@@ -121,7 +119,8 @@ CHECKPOINTING_RULES = {
             C + "saves-unversioned-alias": "saves the tensor arguments' .data",
             C + "state-shared-between-calls": "the CPU random state kept in a global",
             C + "state-on-run-fn": "random state kept on run_fn (run_fn._ckpt_rng_state)",
-            C + "state-in-shared-container": "random states on a stack kept on the class"},
+            C + "state-on-class": "random states on a stack kept on the class",
+            C + "state-outside-ctx": "random states on a stack in a global list"},
     "caller": {C + "leaves-state-rewound": "set_rng_state without fork_rng",
                "case:forward should run run_fn on the random state it finds":
                    "forward seeds the generator (torch.manual_seed(0)) before run_fn",
@@ -166,7 +165,7 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
 CHECKPOINT_SEQUENTIAL_RULES = {
     "ctx": {Q + "runs-cached-layers": "groups cached by (number of layers, segments) across "
                                       "calls",
-            Q + "state-kept-between-calls": "groups cached by id(layers) across calls",
+            Q + "state-outside-ctx": "groups cached by id(layers) across calls",
             Q + "stale-split": "the split cached by segments across calls"},
     "caller": {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)",
                Q + "changes-layer-mode": "sets the caller's nn.Sequential to train()",

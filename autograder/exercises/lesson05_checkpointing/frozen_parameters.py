@@ -11,7 +11,7 @@ from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
 from .argument_probes import check_ignored_gets_none
-from .checkpoint_blocks import WIDTH, _linear, parameters_of
+from .checkpoint_blocks import WIDTH, _linear, learner_raised, parameters_of
 
 
 def _raised(who: str, holder: str, error: Exception, mistake: str) -> GradingError:
@@ -42,12 +42,8 @@ def check_checkpoint_frozen(function, device, check_block) -> None:
     block, frozen = frozen_block(device)
     x = sample((3, WIDTH), device, seed=32)
     mistake = "CheckpointFunction/frozen-parameter"
-    try:
+    with learner_raised(lambda error: _raised("CheckpointFunction", "run_fn", error, mistake)):
         function.apply(block, x.clone().requires_grad_()).sum().backward()
-    except (NotImplementedError, GradingError):
-        raise
-    except Exception as error:  # noqa: BLE001  (the learner's backward raised: say when)
-        raise _raised("CheckpointFunction", "run_fn", error, mistake) from error
     _check_untouched("CheckpointFunction", frozen, mistake)
     trained = {name: p for name, p in parameters_of(block).items() if p.requires_grad}
     check_block(function, block, {"run_fn": block, "x": x}, {"x"}, trained)
@@ -58,12 +54,8 @@ def check_coupling_frozen(function, values: dict, check_coupling) -> None:
     frozen = values["f"][0].requires_grad_(False)
     mistake = "ReversibleCoupling/frozen-parameter"
     x1, x2 = (values[n].clone().requires_grad_() for n in ("x1", "x2"))
-    try:
+    with learner_raised(lambda error: _raised("ReversibleCoupling", "f", error, mistake)):
         sum(y.sum() for y in function.apply(x1, x2, values["f"], values["g"])).backward()
-    except (NotImplementedError, GradingError):
-        raise
-    except Exception as error:  # noqa: BLE001  (the learner's backward raised: say when)
-        raise _raised("ReversibleCoupling", "f", error, mistake) from error
     _check_untouched("ReversibleCoupling", frozen, mistake)
     check_coupling(function, values)
 
@@ -83,18 +75,14 @@ def check_frozen_with_dummy(function, device) -> None:
                           ("uses only through .detach()", lambda h, d: block(h) + 0 * d.detach())):
         dummy = torch.ones((), device=device, dtype=data.dtype, requires_grad=True)
         head.weight.grad = None
-        try:
-            head(function.apply(run_fn, data, dummy)).square().sum().backward()
-        except (NotImplementedError, GradingError):
-            raise
-        except Exception as error:  # noqa: BLE001  (the learner's backward raised: say when)
-            raise GradingError(
+        with learner_raised(lambda error, label=label: GradingError(
                 f"CheckpointFunction raised {type(error).__name__} in backward when every "
                 "parameter of run_fn is frozen (requires_grad=False) and the only tensor argument "
                 f"that requires grad is a dummy that run_fn {label}: the rebuilt output then "
                 "requires no grad, yet a plain run of the step trains the head after the block; "
                 "what must your backward do when the output it rebuilt has no graph?",
-                str(error), mistake=mistake) from error
+                str(error), mistake=mistake)):
+            head(function.apply(run_fn, data, dummy)).square().sum().backward()
         _check_untouched("CheckpointFunction", block, mistake)
         check_ignored_gets_none("CheckpointFunction", f"a dummy input run_fn {label} (every "
                                 "parameter frozen)", dummy, mistake)

@@ -13,7 +13,7 @@ from .checkpoint_backward import (_backward, _check_input_grads, _check_paramete
                                   _spec_for)
 from .checkpoint_blocks import (WIDTH, clear_grads, fork_rng, mlp_block, parameters_of,
                                 reference, rng_states)
-from .rng_probe import late_mask, wrong_start
+from .rng_probe import late_mask, same_states, wrong_start
 
 ONLY_FOR_DROPOUT = (
     "with dropout drawn by F.dropout in a module that is no nn.Dropout, the recomputation drew "
@@ -22,10 +22,6 @@ ONLY_FOR_DROPOUT = (
     "what run_fn contains? Any op in run_fn may draw random numbers (F.dropout, torch.rand, "
     "a module of the caller's own), and a checkpoint cannot see them: restore it on every "
     "recomputation")
-
-def _same_states(a: list, b: list) -> bool:
-    return all(torch.equal(p, q) for p, q in zip(a, b))
-
 
 def _recomputed_on(states, block, x, device) -> torch.Tensor:
     """x's true gradient through the block with dropout drawing from ``states``."""
@@ -75,8 +71,8 @@ def check_random_state(function, device, *, seed: int = 0, closure: bool = False
                 "finds (record it, don't reseed)")
         diagnose_values("CheckpointFunction's output", forward.output, expected)
         after_run_fn = rng_states(device)  # a state recorded too late: dropout has drawn
-        if n_forward and not _same_states(after_run_fn, unchecked) \
-                and _same_states(after_run_fn, before):
+        if n_forward and not same_states(after_run_fn, unchecked) \
+                and same_states(after_run_fn, before):
             raise GradingError(
                 "CheckpointFunction's forward put the random state back (fork_rng in forward?): "
                 "run_fn's dropout drew from it, yet forward left it where it found it, while the "
@@ -115,7 +111,7 @@ def check_random_state(function, device, *, seed: int = 0, closure: bool = False
                                         "CheckpointFunction/ignores-random-state",
                                         "but not the CUDA device's":
                                         "CheckpointFunction/ignores-cuda-state"}) from error
-        if not all(torch.equal(a, b) for a, b in zip(states, rng_states(device))):
+        if not same_states(states, rng_states(device)):
             raise GradingError(
                 "CheckpointFunction's backward left the global random state rewound to the "
                 "forward's, so later random numbers repeat: after the recomputation, whose "

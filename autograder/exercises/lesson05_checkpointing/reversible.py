@@ -12,8 +12,8 @@ from ...domain import RECOMPUTES_CLAUSE, Domain
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
-from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
-                                parameters_of, refuse_reentry, watch_calls)
+from .checkpoint_blocks import (WIDTH, _linear, check_parameter_grads, coupling_values,
+                                custom_nodes, parameters_of, refuse_reentry, watch_calls)
 from .reversible_saves import (check_outputs_kept, check_saves_only_outputs,
                                recomputed_in_other_dtype)
 from .second_use import check_coupling_second_use
@@ -131,10 +131,9 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     for name, got, want in zip(("y1", "y2"), outputs, expected):
         diagnose_values(f"ReversibleCoupling's {name}", got, want)
     check_saves_only_outputs(forward, inputs, list(_GRAD_ON))
-    returned = [o.detach().clone() for o in outputs]
     _CALLS.clear()
     _backward(outputs, grad_outputs, inputs)
-    check_outputs_kept(outputs, returned)
+    check_outputs_kept(outputs)
     known = {"x1": values["x1"], "x2": values["x2"], "y1": expected[0], "y2": expected[1]}
     try:
         for name in ("x1", "x2"):
@@ -258,25 +257,8 @@ def _recorded_inversion_hint(values: dict, inputs: dict, truth: dict) -> str | N
 
 
 def _check_parameters(parameters: dict, truth: dict, before: dict | None = None) -> None:
-    for name, parameter in parameters.items():
-        if truth[name] is None:  # unreached by the loss: None or zeros are both right
-            if parameter.grad is not None and before is None:
-                diagnose_gradient(f"parameter {name}", parameter.grad,
-                                  torch.zeros_like(parameter))
-            continue
-        if parameter.grad is None:
-            raise GradingError(
-                f"the parameters of f and g got no gradient ({name}.grad is None): "
-                + no_gradient_cause("f and g"), mistake={
-                    "backward passed inputs=[...]": "ReversibleCoupling/backward-inputs-only",
-                    "torch.autograd.grad returns": "ReversibleCoupling/grad-skips-parameters"})
-        if before is not None and torch.allclose(parameter.grad, truth[name]):
-            raise GradingError(
-                f"ReversibleCoupling replaced the .grad of parameter {name} instead of adding "
-                "to it: the gradient an earlier backward had left there is gone (gradients "
-                "accumulate)")
-        expected = truth[name] if before is None else before[name] + truth[name]
-        diagnose_gradient(f"parameter {name}", parameter.grad, expected)
+    check_parameter_grads("ReversibleCoupling", "f and g", parameters, truth, before=before,
+                          missing="the parameters of f and g got no gradient ({name}.grad is None)")
 
 
 def check_each_input_alone(function, values: dict) -> None:
@@ -313,9 +295,7 @@ def full(submission, device) -> None:
             check_coupling(function, _values((3, WIDTH), device, 3), unused=unused)
     covers("one output unused")
     check_each_input_alone(function, _values((3, WIDTH), device, 4))
-    values = _values((3, WIDTH), device, 7)
-    check_coupling_second_use(function, values, _parameters(values),
-                              lambda: _values((3, WIDTH), device, 8))
+    check_coupling_second_use(function, lambda: _values((3, WIDTH), device, 8))
     with case("f = Linear then Tanh with its Linear frozen (requires_grad=False), shape (3, 5)"):
         check_coupling_frozen(function, _values((3, WIDTH), device, 9), check_coupling)
     for dtype in (torch.float64, torch.float32):

@@ -1,7 +1,7 @@
 """Lesson 05, transfer: what ReversibleCoupling keeps for backward: y1 and y2 through
 save_for_backward and nothing else, no input or activation on ctx in any form (a tensor, a
 NumPy array, a list), and no op inside forward saving anything while it ran; after backward, the
-y1 and y2 the caller holds still read as forward returned them."""
+y1 and y2 the caller holds still readable."""
 
 import numpy as np
 import torch
@@ -150,8 +150,9 @@ def recomputed_in_other_dtype(calls: list, inputs: dict) -> GradingError | None:
         mistake="ReversibleCoupling/recomputes-in-another-dtype")
 
 
-def check_outputs_kept(outputs, returned: list) -> None:
-    """The y1 and y2 the caller holds still read as forward returned them after backward."""
+def check_outputs_kept(outputs) -> None:
+    """The y1 and y2 the caller holds are still readable after backward (a backward that
+    writes into them in place is the generic layer's: ``autograder.twice``)."""
     for name, output in zip(("y1", "y2"), outputs):
         if output.untyped_storage().nbytes() < (output.storage_offset() + output.numel()) \
                 * output.element_size():  # reading it now would read freed memory
@@ -160,12 +161,3 @@ def check_outputs_kept(outputs, returned: list) -> None:
                 "holds (a saved output shares its memory with the tensor forward returned): "
                 "reading it after backward reads freed memory; leave that storage alone",
                 mistake="ReversibleCoupling/frees-saved-outputs")
-    changed = [name for name, output, value in zip(("y1", "y2"), outputs, returned)
-               if not torch.equal(output.detach(), value)]
-    if changed:
-        raise GradingError(
-            f"ReversibleCoupling's backward overwrote {' and '.join(changed)}, which the caller "
-            f"holds (an in-place inversion, such as {changed[-1]}.sub_(...), writes into a saved "
-            "output, which shares its memory with the tensor forward returned): whatever reads "
-            "it after backward gets wrong numbers, silently; compute the inputs into new tensors",
-            mistake="ReversibleCoupling/overwrites-saved-outputs")

@@ -6,7 +6,8 @@ import torch
 HEAD = "with dropout inside run_fn the recomputation drew the mask that comes after the forward's: "
 
 
-def _same(a, b) -> bool:
+def same_states(a: list, b: list) -> bool:
+    """Whether two lists of random states (rng_states) are equal, state by state."""
     return all(torch.equal(p, q) for p, q in zip(a, b))
 
 
@@ -14,10 +15,10 @@ def late_mask(starts, n_forward: int, after_run_fn) -> str:
     """The hint, from the states at which each call of run_fn began (forward's calls first) and
     the state forward's run_fn left: it names a cause only where those states prove it."""
     again = starts[n_forward:]
-    if n_forward == 1 and again and _same(again[0], after_run_fn):
+    if n_forward == 1 and again and same_states(again[0], after_run_fn):
         return HEAD + ("backward's run_fn began from the random state forward's run_fn left, so "
                        "the state was recorded after run_fn(*args) ran; record it before")
-    if n_forward == 1 and len(again) > 1 and _same(again[0], starts[0]):
+    if n_forward == 1 and len(again) > 1 and same_states(again[0], starts[0]):
         return HEAD + (f"backward called run_fn {len(again)} times, and the first call, from the "
                        "restored state, spent forward's mask; recompute once, straight after "
                        "restoring")
@@ -34,13 +35,13 @@ def wrong_start(starts, n_forward: int, states, seeded, device) -> str:
     again = starts[n_forward:]
     head = "with dropout inside run_fn the gradients differ from an un-checkpointed run: "
     cuda = " (and torch.cuda.get_rng_state() for CUDA tensors)" if device.type == "cuda" else ""
-    if n_forward == 1 and again and _same(again[0], seeded):
+    if n_forward == 1 and again and same_states(again[0], seeded):
         return head + ("backward's run_fn began from the state torch.manual_seed(seed) gives, not "
                        "the state forward's run_fn began from: the seed (torch.initial_seed()) "
                        "is not the state, and the grader drew random numbers between seeding "
                        "and apply, as earlier layers do: what must forward record instead"
                        f"{cuda}?")
-    if n_forward == 1 and again and _same(again[0], states):
+    if n_forward == 1 and again and same_states(again[0], states):
         return head + ("the recomputation drew new random numbers, from the caller's current "
                        "state: nothing restored forward's state before run_fn ran, or "
                        "something put the caller's state back first (a torch.random.fork_rng() "

@@ -1,9 +1,10 @@
-"""Lesson 05: what happens to a checkpoint's graph after forward, for both exercises: backward
-run twice on one graph (``retain_graph=True``) gives the same gradients each time (leaves kept
-on ctx from the first run accumulate into the same .grad: the second run returns twice the
-first), and a tensor forward saved, changed in place before backward, makes backward raise
-PyTorch's in-place error (an alias autograd's version counter does not watch, such as
-``t.data``, lets backward run on values forward never saw). Tiny probes: a few small products."""
+"""Lesson 05: what happens to a checkpoint's graph after forward: CheckpointFunction's
+backward run twice on one graph (``retain_graph=True``) gives the same gradients each time
+(leaves kept on ctx from the first run accumulate into the same .grad: the second run returns
+twice the first), and, for both exercises, a tensor forward saved, changed in place before
+backward, makes backward raise PyTorch's in-place error (an alias autograd's version counter
+does not watch, such as ``t.data``, lets backward run on values forward never saw). Tiny
+probes: a few small products."""
 
 import torch
 
@@ -11,7 +12,7 @@ from ...checks import case
 from ...errors import GradingError
 from ...exercise import sample
 from ...probes import reachable
-from .checkpoint_blocks import WIDTH, fork_rng, mlp_block, parameters_of
+from .checkpoint_blocks import WIDTH, fork_rng, graph_nodes, mlp_block, parameters_of
 
 INPLACE = "modified by an inplace operation"
 
@@ -49,13 +50,9 @@ def _compare_runs(name: str, first: dict, second: dict, situation: str) -> None:
 def _activations_alive(tensor, skip: set) -> int:
     """Bytes the graph behind ``tensor`` still saves (not freed by a backward), its own storage
     and ``skip`` (the parameters' and inputs' storages) left out."""
-    held, seen, stack = {}, set(), [tensor.grad_fn]
+    held = {}
     skip = skip | {tensor.untyped_storage().data_ptr()}
-    while stack and len(seen) < 200:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in graph_nodes([tensor], limit=200):
         for attribute in (a for a in dir(node) if a.startswith("_saved_")):
             try:
                 value = getattr(node, attribute)
@@ -66,50 +63,50 @@ def _activations_alive(tensor, skip: set) -> int:
                     storage = saved.untyped_storage()
                     if storage.data_ptr() not in skip:
                         held[storage.data_ptr()] = storage.nbytes()
-        stack.extend(child for child, _ in node.next_functions)
     return sum(held.values())
+
+
+def _ctx_tensors(node) -> list:
+    """(path, tensor) for each tensor ctx (the output's grad_fn, after a backward) holds,
+    however wrapped."""
+    try:
+        attributes = dict(vars(node))
+    except TypeError:
+        return []
+    return [(path, tensor) for attribute, value in attributes.items()
+            for path, tensor in reachable(value, f"ctx.{attribute}")]
 
 
 def _graph_left_on_ctx(name: str, node, skip: set) -> None:
     """After a backward: does ctx (the output's grad_fn) hold a tensor of a recorded graph?"""
-    try:
-        attributes = dict(vars(node))
-    except TypeError:
-        return
-    for attribute, value in attributes.items():
-        for path, tensor in reachable(value, f"ctx.{attribute}"):
-            if tensor.grad_fn is not None:
-                alive = _activations_alive(tensor, skip)
-                also = (f", and {alive} bytes of activations its graph saved and no backward "
-                        "freed," if alive else "")
-                raise GradingError(
-                    f"{name}'s backward left {path} on ctx, a tensor of the graph it rebuilt "
-                    f"(its grad_fn: {type(tensor.grad_fn).__name__}): its "
-                    f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
-                    "backward, for as long as the caller holds the output",
-                    mistake=f"{name}/keeps-rebuilt-graph")
+    for path, tensor in _ctx_tensors(node):
+        if tensor.grad_fn is not None:
+            alive = _activations_alive(tensor, skip)
+            also = (f", and {alive} bytes of activations its graph saved and no backward "
+                    "freed," if alive else "")
+            raise GradingError(
+                f"{name}'s backward left {path} on ctx, a tensor of the graph it rebuilt "
+                f"(its grad_fn: {type(tensor.grad_fn).__name__}): its "
+                f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
+                "backward, for as long as the caller holds the output",
+                mistake=f"{name}/keeps-rebuilt-graph")
 
 
 def _tensors_left_on_ctx(name: str, node) -> None:
     """After backward: ctx holds a tensor backward made (a fresh leaf, a gradient)? Forward may
     leave only random states (uint8 tensors) on it."""
-    try:
-        attributes = dict(vars(node))
-    except TypeError:
-        return
-    for attribute, value in attributes.items():
-        for path, tensor in reachable(value, f"ctx.{attribute}"):
-            if tensor.dtype != torch.uint8:
-                what = ("a fresh leaf of the graph it rebuilt (it requires grad)"
-                        if tensor.requires_grad else "a tensor it computed")
-                grad = tensor.grad if tensor.requires_grad else None
-                also = "" if grad is None else f", and its .grad's {grad.nbytes} bytes"
-                raise GradingError(
-                    f"{name}'s backward left {path} on ctx, {what}: its "
-                    f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
-                    "backward, for as long as the caller holds the output; what does a second "
-                    "backward need that forward did not already keep?",
-                    mistake=f"{name}/keeps-backward-tensors")
+    for path, tensor in _ctx_tensors(node):
+        if tensor.dtype != torch.uint8:
+            what = ("a fresh leaf of the graph it rebuilt (it requires grad)"
+                    if tensor.requires_grad else "a tensor it computed")
+            grad = tensor.grad if tensor.requires_grad else None
+            also = "" if grad is None else f", and its .grad's {grad.nbytes} bytes"
+            raise GradingError(
+                f"{name}'s backward left {path} on ctx, {what}: its "
+                f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
+                "backward, for as long as the caller holds the output; what does a second "
+                "backward need that forward did not already keep?",
+                mistake=f"{name}/keeps-backward-tensors")
 
 
 def _twice(name: str, run, leaves: dict, parameters: dict, situation: str,
@@ -193,22 +190,14 @@ def check_checkpoint_second_use(function, device, *, seed: int = 60) -> None:
                 "autograd's version counter watch?")
 
 
-def check_coupling_second_use(function, values: dict, parameters: dict, rebuild) -> None:
-    """ReversibleCoupling: backward twice on one graph, leaving nothing it rebuilt on ctx; then
-    y1, and y2, changed in place
-    before backward. ``parameters``: f's and g's, by name; ``rebuild()`` gives fresh values of
-    the same kind."""
-    x1, x2 = (values[n].detach().clone().requires_grad_() for n in ("x1", "x2"))
-    grad_outputs = [sample(x1.shape, x1.device, seed=70 + k) for k in range(2)]
-    situation = "loss.backward(retain_graph=True), then loss.backward()"
-    with case(f"{situation}, x1 and x2 of shape {tuple(x1.shape)}"):
-        outputs = function.apply(x1, x2, values["f"], values["g"])
-        _twice("ReversibleCoupling", lambda retain: torch.autograd.backward(
-            list(outputs), grad_outputs, retain_graph=retain), {"x1": x1, "x2": x2},
-            parameters, situation, getattr(outputs[0], "grad_fn", None))
+def check_coupling_second_use(function, rebuild) -> None:
+    """ReversibleCoupling: y1, and y2, changed in place before backward, ``rebuild()`` giving
+    fresh values each time (backward run twice on one graph, and what it leaves on ctx, are
+    the generic layer's: ``autograder.twice``, ``autograder.outside_ctx``)."""
     for k, edited in enumerate(("y1", "y2")):
         fresh = rebuild()
         x1, x2 = (fresh[n].detach().clone().requires_grad_() for n in ("x1", "x2"))
+        grad_outputs = [sample(x1.shape, x1.device, seed=70 + j) for j in range(2)]
         with case(f"{edited} changed in place between forward and backward"):
             outputs = function.apply(x1, x2, fresh["f"], fresh["g"])
             with torch.no_grad():

@@ -57,14 +57,21 @@ def check_outside_checkpoints(where: str, n: int, segments: int, checkpointed: i
         mistake="checkpoint_sequential/runs-outside-checkpoints")
 
 
-def _spans(indices: list[int]) -> str:
-    """0, 1, 2, 5 as "0 to 2 and 5"."""
+def runs_of(indices: list[int]) -> list[list[int]]:
+    """The indices cut wherever the next one is not one more than the last: [0, 1, 2, 5, 3] as
+    [[0, 1, 2], [5], [3]]."""
     runs: list[list[int]] = []
     for i in indices:
         if runs and i == runs[-1][-1] + 1:
             runs[-1].append(i)
         else:
             runs.append([i])
+    return runs
+
+
+def _spans(indices: list[int]) -> str:
+    """0, 1, 2, 5 as "0 to 2 and 5"."""
+    runs = runs_of(indices)
     parts = [f"{r[0]} to {r[-1]}" if len(r) > 2 else " and ".join(map(str, r)) for r in runs]
     return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 

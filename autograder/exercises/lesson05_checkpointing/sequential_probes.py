@@ -12,19 +12,22 @@ from torch import nn
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
-from .checkpoint_blocks import WIDTH, _linear, layer_stack, rng_states
+from .checkpoint_blocks import WIDTH, _linear, layer_stack, learner_raised, rng_states
 from .segment_calls import _recording_calls, _spans, check_runs_once
 
 
 _HELD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # answer -> the lists it got
 
 
-def hold(answer, given) -> None:
-    """Keep each list passed to an answer alive as long as the answer lives, so that no
-    id(layers) comes back in its sweeps, even across gradings (a cache keyed by that id is
-    check_calls_independent's to name, the same way every time)."""
-    with suppress(TypeError):  # an answer no weak reference can point to
-        _HELD.setdefault(answer, []).append(given)
+def holding(answer):
+    """``answer``, keeping each stack the battery hands it alive as long as the answer lives, so
+    that no id(layers) comes back, even across gradings: a cache keyed by that id is the generic
+    layer's to name (``autograder.outside_ctx``), the same way every time."""
+    def call(layers, segments, x):
+        with suppress(TypeError):  # an answer no weak reference can point to
+            _HELD.setdefault(answer, []).append(layers)
+        return answer(layers, segments, x)
+    return call
 
 
 def _run_layers(layers, x):
@@ -101,6 +104,13 @@ def check_given_layers_ran(where: str, layers, forward_calls: list, output, x,
         mistake="checkpoint_sequential/runs-cached-layers")
 
 
+def _raised_in(where: str):
+    """What learner_raised raises for an exception of the learner's code in ``where``."""
+    return lambda error: GradingError(
+        f"{where} raised {type(error).__name__}: "
+        f"{str(error).splitlines()[0] if str(error) else ''}", str(error))
+
+
 def check_on_data(checkpoint_sequential, device, n: int = 4, segments: int = 2) -> None:
     """x that requires no grad (a batch of data): the output is still the plain stack's, and
     every group but the last still runs through CheckpointFunction.apply, whose forward runs
@@ -109,15 +119,8 @@ def check_on_data(checkpoint_sequential, device, n: int = 4, segments: int = 2) 
     x = sample((3, WIDTH), device, seed=21)
     where = (f"checkpoint_sequential(layers, segments={segments}, x) with {n} layers and an x "
              "that requires no grad (a batch of data)")
-    with _recording_calls(layers) as forward_calls:
-        try:
-            output = checkpoint_sequential(list(layers), segments, x)
-        except (NotImplementedError, GradingError):
-            raise
-        except Exception as error:  # noqa: BLE001  (the learner's code raised: say where)
-            raise GradingError(f"{where} raised {type(error).__name__}: "
-                               f"{str(error).splitlines()[0] if str(error) else ''}",
-                               str(error)) from error
+    with _recording_calls(layers) as forward_calls, learner_raised(_raised_in(where)):
+        output = checkpoint_sequential(list(layers), segments, x)
     if x.requires_grad:
         raise GradingError(
             f"{where}: after the call the caller's x requires grad: your function called "
@@ -192,14 +195,8 @@ def check_layers_left_as_given(checkpoint_sequential, device, segments: int = 2)
         p.grad = held[name].clone()
     where = (f"checkpoint_sequential(layers, segments={segments}, x) with an nn.Sequential of "
              f"{len(stack)} layers")
-    try:
+    with learner_raised(_raised_in(where)):
         output = checkpoint_sequential(stack, segments, x.detach().requires_grad_())
-    except (NotImplementedError, GradingError):
-        raise
-    except Exception as error:  # noqa: BLE001  (the learner's code raised: say where)
-        raise GradingError(f"{where} raised {type(error).__name__}: "
-                           f"{str(error).splitlines()[0] if str(error) else ''}",
-                           str(error)) from error
     after = {name or "the nn.Sequential": m.training for name, m in stack.named_modules()}
     changed = [name for name in modes if after[name] != modes[name]]
     if changed:
@@ -231,42 +228,6 @@ def check_layers_left_as_given(checkpoint_sequential, device, segments: int = 2)
                     "was replaced, not added to", mistake="checkpoint_sequential/wipes-layer-grads")
             diagnose_gradient(f"parameter {name} after backward through {where} (its .grad "
                               "held an earlier gradient)", p.grad, held[name] + truth[name])
-
-
-def check_calls_independent(checkpoint_sequential, device, segments: int = 3) -> None:
-    """Two calls on one container, a layer swapped in between (a list, then an nn.Sequential),
-    then a new list made just as the first is freed (CPython often gives it the freed list's
-    id): each output is the plain stack's as it stands at that call, so nothing built from one
-    call's layers (groups cached by id(layers)) may serve the next."""
-    x = sample((3, WIDTH), device, seed=24).requires_grad_()
-
-    def compared(layers, when: str, again: bool) -> None:
-        where = (f"checkpoint_sequential(layers, segments={segments}, x) called "
-                 f"{'again ' * again}on {when}")
-        output = checkpoint_sequential(layers, segments, x)
-        expected = _run_layers(list(layers), x).detach()
-        if (again and isinstance(output, torch.Tensor) and output.shape == expected.shape
-                and not torch.allclose(output.detach(), expected)):
-            raise GradingError(
-                f"{where}: the output is not the plain stack's: it ran groups kept from an "
-                "earlier call (state kept between calls); the caller may change its stack "
-                "between steps, and a new list may reuse a freed one's id, so build the groups "
-                "from the layers given, on every call",
-                mistake="checkpoint_sequential/state-kept-between-calls")
-        diagnose_values(f"{where}: the output", output, expected)
-
-    for kind in (list, nn.Sequential):
-        layers = layer_stack(device, 6, seed=80)
-        stack, name = (layers, "list") if kind is list else (kind(*layers), "nn.Sequential")
-        compared(stack, f"a {name} of 6 layers", again=False)
-        stack[2] = _linear(WIDTH, WIDTH, device, 90)
-        compared(stack, f"the same {name}, its layer 2 (a Linear) swapped for another", True)
-    first, later = layer_stack(device, 6, seed=100), layer_stack(device, 6, seed=120)
-    given = list(first)
-    compared(given, "a list of 6 layers", again=False)
-    del given
-    compared(list(later), "a new list of other layers, made just after the first one was freed",
-             again=True)
 
 
 def check_identity_layers(checkpoint_sequential, device, check_sequential) -> None:

@@ -1047,7 +1047,7 @@ MISTAKES += [
     Mistake("CheckpointFunction", "autograd.grad over the parameters of run_fn when it is a "
             "Module", "when run_fn is a plain function", WRONG_09_MODULE_PARAMETERS),
     Mistake("CheckpointFunction", "random state in a global dict keyed by id(run_fn)",
-            "the second forward overwrote the first call's entry", WRONG_01_DICT_BY_RUN_FN),
+            "kept state outside ctx: _STATES in a module global", WRONG_01_DICT_BY_RUN_FN),
     Mistake("CheckpointFunction", "zeros for a float argument that does not require grad",
             "what does your backward return in", WRONG_03_ZEROS_FOR_UNASKED),
     Mistake("CheckpointFunction", "zeros for an argument run_fn ignores",

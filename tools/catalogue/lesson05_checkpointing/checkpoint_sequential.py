@@ -570,7 +570,7 @@ def checkpoint_sequential(layers, segments, x):
 WRONG_04_ID_CACHE = HELPER + "\nfrom torch import nn\n\n\n" + CACHE
 
 
-STATE_HINT = "kept from an earlier call"
+STATE_HINT = "kept state outside ctx: _GROUPS in a module global"
 
 
 # its twin: the cache kept for an nn.Sequential only ("a module does not change")

@@ -53,7 +53,7 @@ class CheckpointFunction(torch.autograd.Function):
     # when backwards run in the order of the forwards (two losses); the list is empty again
     # after backward, so no class attribute is set or left changed
     Mistake("CheckpointFunction", "random states on a stack kept on the class",
-            "keeps its state in CheckpointFunction._states (a list on the class), not on ctx",
+            "changes what is in CheckpointFunction._states",
             """
 
 import torch
@@ -88,7 +88,7 @@ class CheckpointFunction(torch.autograd.Function):
 """),
     # the same stack in a global list
     Mistake("CheckpointFunction", "random states on a stack in a global list",
-            "keeps its state in the global _states (a list), not on ctx",
+            "kept state outside ctx: _states in a module global",
             "\n_states = []\n" + _checkpoint(
                 CORRECT_BACKWARD.replace("torch.set_rng_state(ctx.cpu_state)",
                                          "torch.set_rng_state(_states.pop())"),

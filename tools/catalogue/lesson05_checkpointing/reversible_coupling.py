@@ -97,7 +97,7 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("ReversibleCoupling", "inverts in place, into the saved outputs (the caller's y1 "
-            "and y2 are overwritten)", "backward overwrote y1 and y2, which the caller holds",
+            "and y2 are overwritten)", "backward changes a tensor that forward saved, in place",
             _coupling(INVERT.replace("y2 - ctx.g(y1)", "y2.sub_(ctx.g(y1))")
                       .replace("y1 - ctx.f(x2)", "y1.sub_(ctx.f(x2))")
                       .replace("x1.requires_grad_(), x2.requires_grad_()",
@@ -455,7 +455,7 @@ MISTAKES += [
             'saved a copy of its output y1',
             WRONG_09_REV_RETURNS_CLONES),
     Mistake("ReversibleCoupling", "the inverse computed once, its leaves cached on ctx for a "
-            "second backward", "backward reused fresh leaves kept on ctx",
+            "second backward", "changes when backward runs a second time on one graph",
             WRONG_03_COUPLING_CACHED_LEAVES),
     Mistake("ReversibleCoupling", "saves y1.data and y2.data", "changed in place after forward",
             WRONG_04_COUPLING_SAVES_DATA),
@@ -499,11 +499,11 @@ MISTAKES += [
 # the caller holds y1 and y2, x1 and x2 (and their .grad) stay alive, the memory the block saves
 MISTAKES.append(Mistake(
     "ReversibleCoupling", "rebuilt inputs kept on ctx for a second backward",
-    "ReversibleCoupling's backward left ctx.inputs[0] on ctx, a fresh leaf of the graph it rebuilt",
+    "ReversibleCoupling's backward stores a tensor as ctx.inputs[0]",
     _coupling(INVERT + "        ctx.inputs = (x1, x2)\n" + RECOMPUTE + RIGHT + RETURN)))
 
 # the rebuilt outputs z1 and z2 kept on ctx: their graph (f's and g's activations) outlives backward
 MISTAKES.append(Mistake(
     "ReversibleCoupling", "rebuilt outputs kept on ctx",
-    "ReversibleCoupling's backward left ctx.rebuilt[0] on ctx, a tensor of the graph it rebuilt",
+    "ReversibleCoupling's backward stores a tensor as ctx.rebuilt[0]",
     _coupling(INVERT + RECOMPUTE + "        ctx.rebuilt = (z1, z2)\n" + RIGHT + RETURN)))

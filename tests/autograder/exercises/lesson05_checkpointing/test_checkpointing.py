@@ -309,7 +309,7 @@ class TestWrongStartCause:
     ("ReversibleCoupling", "frees the saved outputs' storage in backward (the caller's y1 and y2 "
      "with it)", "ReversibleCoupling/frees-saved-outputs"),
     ("ReversibleCoupling", "inverts in place, into the saved outputs (the caller's y1 and y2 are "
-     "overwritten)", "ReversibleCoupling/overwrites-saved-outputs"),
+     "overwritten)", "ReversibleCoupling/backward-modifies-saved-tensor"),
     ("ReversibleCoupling", "returns the two gradients swapped",
      "ReversibleCoupling/gradients-swapped"),
     ("ReversibleCoupling", "inverts in the wrong order", "ReversibleCoupling/inverts-wrong-tensor"),
