@@ -505,9 +505,8 @@ check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m, my_rms_saved)  # the
 #   strides included; the arithmetic in your kernels (on the host nothing but allocations,
 #   views, copies, casts and sums), float16 and bfloat16 computed in float32.
 #
-# Rule 2's `None` for an input that needs no gradient holds here, but its skipped work is not
-# asked: both gradients read all of $g$ and $x$, so skipping one saves no read of them, and your
-# backward may compute both.
+# Rule 2's `None` for an input that needs no gradient holds here too, but this exercise bounds
+# no work (exercise 1 did): your backward may compute both gradients and return the one needed.
 #
 # As in exercise 1, `quick_check("rms_norm_rows", rms_norm_rows)` in a scratch cell takes about
 # a second where the self-check takes tens of seconds on a CPU.
