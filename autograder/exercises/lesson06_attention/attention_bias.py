@@ -5,23 +5,21 @@ with -inf, ALiBi)."""
 import math
 
 import torch
-import torch.nn.functional as F
 
-from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
-                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
-                      run_backward, run_forward)
+from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, run_forward)
 from ...contract import check_each_input_alone, covers
-from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import sample
 from ...probes import record_returned_gradients
+from .attention import check_against_sdpa
 from .attention_double import check_second_derivative
 from .attention_work import DV, D, LK, LQ
 from .attention_work import check_no_gradient_unasked as check_no_work_unasked
 from .attention_scale import check_any_scale, scale_ignored
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SDPA_SCALE,
-                               OneThreadExercise, one_thread)
+                               OneThreadExercise, same as _close)
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_bias_padding import check_padding_beats_large_scores
 from .attention_saves import check_saves_no_copy
@@ -75,59 +73,6 @@ def describe(values: dict) -> str:
     infinite = ", -inf entries" if torch.isinf(bias).any() else ""
     return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, bias of shape {tuple(bias.shape)}"
             f"{infinite}, {str(Q.dtype).removeprefix('torch.')}")
-
-
-def _grads(output, inputs: dict, grad_output) -> tuple:
-    """The gradients of every tensor input, by plain autograd; on an error, the probes' run
-    (slower: it logs every op) turns it into a hint."""
-    tensors = [v for v in inputs.values() if isinstance(v, torch.Tensor)]
-    try:
-        return torch.autograd.grad(output, tensors, grad_output, allow_unused=True,
-                                   retain_graph=True)
-    except Exception:  # noqa: BLE001 - explained below, or re-raised as the learner's own
-        return run_backward(SPEC, output, inputs, grad_output).grads
-
-
-def check_against_sdpa(function, values: dict) -> None:
-    """float32 output and gradients against F.scaled_dot_product_attention with the bias as
-    its float attn_mask (added to the scores)."""
-    inputs = make_inputs(values)
-    forward = run_forward(function, SPEC, inputs)
-    check_saves_no_copy(NAME, forward, values)
-    output = forward.output
-    fresh = make_inputs(values)
-    expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
-                                              attn_mask=fresh["bias"], scale=values["scale"])
-    on_cuda = values["Q"].device.type == "cuda"
-    rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
-    diagnose_values(f"{NAME}'s output against F.scaled_dot_product_attention", output,
-                    expected.detach(), rtol=rtol, atol=atol)
-    grad_output = torch.randn(expected.shape, generator=torch.Generator().manual_seed(4),
-                              dtype=expected.dtype).to(expected.device)
-    grads = _grads(output, inputs, grad_output)
-    names = ("Q", "K", "V", "bias")
-    truth = torch.autograd.grad(expected, [fresh[n] for n in names], grad_output)
-    for name, grad, true in zip(names, grads, truth):
-        diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
-
-
-def check_noncontiguous_grad_output(function, values: dict) -> None:
-    inputs = make_inputs(values)
-    output = run_forward(function, SPEC, inputs).output
-    grad_output = torch.randn(output.shape[:-2] + output.shape[:-3:-1], dtype=output.dtype,
-                              generator=torch.Generator().manual_seed(6)).to(output.device)
-    grad_output = grad_output.transpose(-2, -1)  # the shape of the output, not contiguous
-    grads = _grads(output, inputs, grad_output)
-    fresh = make_inputs(values)
-    names = ("Q", "K", "V", "bias")
-    truth = torch.autograd.grad(bias_reference(**fresh), [fresh[n] for n in names], grad_output)
-    for name, grad, true in zip(names, grads, truth):
-        diagnose_gradient(name, grad, true)
-
-
-def _close(a, b) -> bool:
-    return (isinstance(a, torch.Tensor) and a.shape == b.shape
-            and bool(torch.allclose(a.detach(), b, rtol=1e-5, atol=1e-7)))
 
 
 def _broadcast_hint(got, dS, shape) -> str | None:
@@ -303,17 +248,12 @@ CASES = [("relative", 2, 3, 4, 5, 3, 2), ("heads", 2, 3, 5, 4, 2, 3), ("full", 2
 
 
 def attention_bias_full(AttentionWithBias, device) -> None:
-    with one_thread():
-        _full(check_is_function(AttentionWithBias, SPEC), device)
-
-
-def _full(function, device) -> None:
+    function = check_is_function(AttentionWithBias, SPEC)
     for seed, (kind, B, H, Lq, Lk, d, dv) in enumerate(CASES):
         values = bias_values(kind, B, H, Lq, Lk, d, dv, device, seed=seed)
         with case(describe(values)):
-            forward, backward = check_case(function, values)
+            forward, _ = check_case(function, values)
             check_no_ctx_tensors(SPEC, forward)
-            check_backward_by_hand(SPEC, backward)
             check_bias_gradient_shape(function, values)
     covers("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)")
     covers("the bias's gradient of exactly bias.shape")
@@ -333,18 +273,15 @@ def _full(function, device) -> None:
                                    mistake=f"{NAME}/bias-gradient-gated-on-q-or-k") from error
     check_no_gradient_unasked(function, device)
     covers("each gradient only when needed")
-    values = bias_values("relative", 2, 2, 4, 5, 3, 3, device, seed=21)
-    with case(describe(values) + ", grad_output not contiguous"):
-        check_noncontiguous_grad_output(function, values)
-    covers("non-contiguous grad_output")
     values = bias_values("alibi", 1, 2, 4, 6, 4, 3, device, seed=22, magnitude=6.0, scale=60.0)
     with case(describe(values) + ", scores in the thousands"):
         check_values_and_gradients(function, SPEC, values)
     covers("scores in the thousands")
     check_padding_beats_large_scores(function, SPEC, bias_reference, describe, device)
     values = bias_values("full", 2, 2, 6, 7, 8, 4, device, seed=23, dtype=torch.float32)
-    with case(describe(values) + ", against F.scaled_dot_product_attention"):
-        check_against_sdpa(function, values)
+    with case(describe(values)):
+        check_against_sdpa(function, SPEC, values,
+                           lambda forward: check_saves_no_copy(NAME, forward, values))
     covers("float32 against F.scaled_dot_product_attention")
     values = bias_values("relative", 2, 3, 4, 5, 3, 2, device, seed=25)
     check_multihead_layout(lambda f, v: check_saves_no_copy(NAME, check_case(f, v)[0], v),
@@ -353,7 +290,6 @@ def _full(function, device) -> None:
     covers(MULTIHEAD)
     values = bias_values("heads", 1, 2, 2, 3, 2, 2, device, seed=24)
     check_second_derivative(function, NAME, values, bias_reference, describe(values))
-    check_gradcheck(function, SPEC, values)
 
 
 def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
@@ -372,7 +308,7 @@ EXERCISES = [
              contract=("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)",
                        "the bias's gradient of exactly bias.shape",
                        "-inf padding in the bias",
-                       "each gradient only when needed", "non-contiguous grad_output",
+                       "each gradient only when needed",
                        "scores in the thousands",
                        "float32 against F.scaled_dot_product_attention", MULTIHEAD),
              example=lambda: tuple(bias_values("relative", 1, 1, 3, 4, 2, 2, "cpu").values()),

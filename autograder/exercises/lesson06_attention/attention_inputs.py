@@ -1,8 +1,7 @@
-"""Lesson 06's inputs: attention problems with the masks people use, and a one-thread context
-for checks that multiply tiny matrices."""
+"""Lesson 06's inputs: attention problems with the masks people use, and the one-thread
+exercise the four attention Functions are graded as."""
 
 import math
-from contextlib import contextmanager
 
 import torch
 
@@ -23,25 +22,18 @@ DIAGONAL_ONLY = ("uses only the diagonal of the softmax's Jacobian, P * (1 - P) 
                  "that \"Derive the backward\" prints for five scores)")
 
 
-@contextmanager
-def one_thread():
-    """Run on one CPU thread: these checks multiply tiny matrices, for which one thread is the
-    fastest, and which other threads of a busy machine would only stall."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 class OneThreadExercise(Exercise):
-    """A lesson 06 exercise whose whole run, the checks its domain implies included (they run
-    after the battery, outside its ``one_thread``), stays on one CPU thread."""
+    """A lesson 06 exercise whose whole run, its battery and the checks its domain implies,
+    stays on one CPU thread: these checks multiply tiny matrices, for which one thread is the
+    fastest, and which other threads of a busy machine would only stall."""
 
     def run(self, submission) -> list[torch.device]:
-        with one_thread():
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
             return super().run(submission)
+        finally:
+            torch.set_num_threads(threads)
 
 
 def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int = 0):

@@ -57,8 +57,10 @@ MASK_NONE = ("{name}.forward fails when mask is None, the most common call: the 
              "mask=None path; give mask the default None and skip masking when it is None")
 
 
-# the ids of known_mistake's hints, by a phrase of each
-KNOWN_IDS = {"masks out the positions where mask is True": "mask-polarity-reversed",
+# the ids of known_mistake's hints, by a phrase of each (the first that a hint holds names it)
+KNOWN_IDS = {"mask loses to large scores": "finite-mask-fill",
+             MASKED_TAKE_PART: "masked-scores-take-part",
+             "masks out the positions where mask is True": "mask-polarity-reversed",
              "log-sum-exp overflows": "log-sum-exp-without-maximum",
              "after subtracting one global maximum": "mask-after-global-maximum",
              "one maximum for the whole tensor": "one-global-maximum",

@@ -10,11 +10,11 @@ from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors, make
 from ...contract import covers
 from ...domain import Domain
 from ...errors import GradingError
+from ...outside_ctx import check_no_state_outside_ctx
 from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attention_full,
                         check_attention)
-from .attention_containers import check_no_class_containers
 from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values,
-                               attention_values, describe, one_thread)
+                               attention_values, describe)
 from .attention_saves import check_not_a_new_mask, check_saves_no_copy
 from .attention_recompute import check_backward_reads_lse, check_no_second_row_maximum
 from .contracts import MEMORY_EFFICIENT_CLAUSES, MEMORY_EFFICIENT_RULES
@@ -129,14 +129,12 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
 
 
 def memory_efficient_full(MemoryEfficientAttention, device) -> None:
-    with one_thread():
-        _memory_efficient_full(check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT),
-                               device)
-
-
-def _memory_efficient_full(function, device) -> None:
-    check_no_class_containers(function, MEMORY_EFFICIENT, attention_values(
-        (2,), 4, 5, 3, 2, device, mask="causal", seed=12))
+    function = check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT)
+    # attention_full's first check, before the saves: P or L kept in a global would be named
+    # a second normalisation by check_backward_reads_lse
+    with case("one call, forward then backward"):
+        check_no_state_outside_ctx(function, MEMORY_EFFICIENT.name, attention_values(
+            (2,), 4, 5, 3, 2, device, mask="causal", seed=12))
     for seed, (lead, L, mask) in enumerate([((2,), 16, "causal"), ((2, 2), 12, "padding"),
                                             ((1,), 20, None), ((2,), 10, "random")]):
         values = attention_values(lead, L, L + 3, 4, 3, device, mask=mask, seed=seed + 50)

@@ -16,6 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
 from ...function_contract import rule_reference
+from ...probes import reachable
 
 SHIFT = 1.0
 
@@ -75,18 +76,6 @@ def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
             mistake=f"{spec.name}/recomputes-softmax-without-lse")
 
 
-def _tensors_in(value, depth: int = 0):
-    """The tensors inside a list, tuple, set or dict (nested a few levels deep)."""
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 3 and isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            yield from _tensors_in(item, depth + 1)
-    elif depth < 3 and isinstance(value, dict):
-        for item in value.values():
-            yield from _tensors_in(item, depth + 1)
-
-
 def row_statistic_in_container(function, spec: Spec, values: dict) -> tuple | None:
     """(The ctx attribute, the tensor's shape) of a per-row statistic (one number per query
     row) that forward kept inside a container on ctx rather than saved."""
@@ -96,7 +85,7 @@ def row_statistic_in_container(function, spec: Spec, values: dict) -> tuple | No
     for attribute, value in forward.ctx_attributes.items():
         if isinstance(value, torch.Tensor):
             continue  # a tensor attribute itself is check_no_ctx_tensors' to name
-        for tensor in _tensors_in(value):
+        for _, tensor in reachable(value, f"ctx.{attribute}"):  # in lists, tuples, dicts
             if tensor.dtype.is_floating_point and tensor.numel() == rows:
                 return attribute, tuple(tensor.shape)
     return None

@@ -69,7 +69,7 @@ def scale_ignored(function, name: str, values: dict, reference) -> str | None:
     return None
 
 
-def _mask(values: dict):
+def causal_or_given_mask(values: dict):
     """The mask given, or FlashAttention's causal one (query i sees keys j <= i + Lk - Lq)."""
     if values.get("causal"):
         Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
@@ -79,7 +79,7 @@ def _mask(values: dict):
 
 def _filled_then_scaled(values: dict, scale: float) -> torch.Tensor:
     """Attention whose masked scores are filled with -inf before the scale multiplies them."""
-    Q, K, V, mask = values["Q"], values["K"], values["V"], _mask(values)
+    Q, K, V, mask = values["Q"], values["K"], values["V"], causal_or_given_mask(values)
     scores = (Q @ K.transpose(-2, -1)).masked_fill(~mask, float("-inf")) * scale
     return torch.softmax(scores, dim=-1) @ V
 
@@ -89,7 +89,7 @@ def mask_filled_before_scaling(function, name: str, values: dict, reference,
     """The hint for a forward that fills the masked scores with -inf and then scales them: at
     scale 0 they become 0 * -inf = nan, at a negative scale +inf, which takes every weight.
     Proven when the output at ``scale`` differs from the reference and matches that order."""
-    if _mask(values) is None:
+    if causal_or_given_mask(values) is None:
         return None
     inputs = dict(values, scale=scale)
     try:

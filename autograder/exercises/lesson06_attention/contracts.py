@@ -54,12 +54,12 @@ SCALED_DOT_PRODUCT_RULES = {
                   "case:computes dK = dS^T Q": "every gradient computed, returned only when needed",
                   "case:computes dP = dO V^T": "dP and dS built even when V alone needs a gradient",
                   S_ + "gradient-for-non-tensor": "a gradient for the float scale",
-                  S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
+                  S_ + "gradient-for-integer-input": "zeros returned as the mask's gradient"},
     "by-hand": {S_ + "asks-autograd": "softmax gradient from torch.autograd.grad",
                 S_ + "builtin-backward-op": "built-in _softmax_backward_data"},
     "ctx": {S_ + "tensor-on-ctx": "mask kept as a ctx attribute",
             S_ + "state-on-class": "scale kept on the class",
-            S_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)"},
+            S_ + "state-outside-ctx": "P kept in a dict on the class, keyed by id(ctx)"},
     "unwritten": {S_ + "backward-modifies-saved-tensor": "dS built in place on the saved P"},
 }
 
@@ -111,9 +111,9 @@ MEMORY_EFFICIENT_RULES = {
     "gradients": {M_ + "computes-frozen-gradient": "ignores needs_input_grad",
                   "case:computes dK = dS^T Q": "every gradient computed, returned only when needed",
                   "case:computes dP = dO V^T": "dP and dS built even when V alone needs a gradient",
-                  M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
+                  M_ + "gradient-for-integer-input": "zeros returned as the mask's gradient"},
     "ctx": {M_ + "tensor-on-ctx": "L kept as a ctx attribute",
-            M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
+            M_ + "state-outside-ctx": "P kept in a dict on the class, keyed by id(ctx)",
             M_ + "row-statistic-in-ctx-container": "L kept in a list on ctx"},
 }
 
@@ -176,7 +176,7 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "row-sum-d-in-half": "D = rowsum(dO * O) in float16",
             F_ + "dp-in-half": "dP = dO V^T left in float16",
             F_ + "dk-dv-accumulated-in-half": "dK, dV accumulated in float16 across query blocks",
-            F_ + "gradient-in-accumulator-dtype": "grad_Q returned in its float32 accumulator"}),
+            F_ + "wrong-gradient-dtype": "grad_Q returned in its float32 accumulator"}),
 )
 
 FLASH_ATTENTION_RULES = {
@@ -191,7 +191,7 @@ FLASH_ATTENTION_RULES = {
                   "case:computes dV = P^T dO": "dV computed when V needs none",
                   "case:computes dK = dS^T Q": "dQ and dK computed always, returned only when needed"},
     "by-hand": {F_ + "missing-once-differentiable": "backward without @once_differentiable"},
-    "ctx": {F_ + "state-in-shared-container": "L kept in a dict on the class, keyed by id(ctx)"},
+    "ctx": {F_ + "state-outside-ctx": "L kept in a dict on the class, keyed by id(ctx)"},
 }
 
 

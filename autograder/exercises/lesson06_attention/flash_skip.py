@@ -12,6 +12,7 @@ values are exactly what dropping those tiles gives, and differ from the right on
 import torch
 
 from .attention import attention_reference
+from .attention_inputs import same as _close
 from .flash_probes import NAME
 
 
@@ -27,11 +28,6 @@ def _dropped(Lq: int, Lk: int, block: int, full_rows: bool, device) -> torch.Ten
         kept = -(-end // block) * block  # key blocks starting before end are visited
         dropped[i:i + block, kept:] = True
     return dropped & causal
-
-
-def _close(a, b) -> bool:
-    return (isinstance(a, torch.Tensor) and a.shape == b.shape
-            and torch.allclose(a.detach(), b, rtol=1e-5, atol=1e-7, equal_nan=True))
 
 
 def _where(dropped: torch.Tensor, block: int) -> str:

@@ -259,8 +259,8 @@ MISTAKES = [
                 ("if ctx.needs_input_grad[1]:\n                    dk +=",
                  "if True:\n                    dk +="))),
     # L in a dict on the class instead of saved: right, and invisible to the saved-tensor checks
-    Mistake(FA, "L kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
-            "FlashAttention._kept (a dict on the class)", edit(
+    Mistake(FA, "L kept in a dict on the class, keyed by id(ctx)", "kept state outside "
+            "ctx: the class (FlashAttention._kept, shared by every call)", edit(
                 FLASH, ("    BLOCK = 64\n", "    BLOCK = 64\n    _kept = {}\n"),
                 ("ctx.save_for_backward(Q, K, V, O, L)", "ctx.save_for_backward(Q, K, V, O)\n"
                  "        FlashAttention._kept[id(ctx)] = L"),

@@ -45,7 +45,7 @@ MISTAKES = [
         FLASH, ("                s = (q @ k.transpose(-2, -1)) * ctx.scale",
                 "                s = (Q[..., i:i + block, :] @ K[..., j:j + block, :].transpose("
                 "-2, -1)).to(wide) * ctx.scale"))),
-    Mistake(FA, "log-sum-exp in low precision", "saves its log-sum-exp in bfloat16",
+    Mistake(FA, "log-sum-exp in low precision", "keeps its log-sum-exp L in bfloat16",
             edit(FLASH, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
                           "L = torch.empty(Q.shape[:-1], dtype=Q.dtype, device=Q.device)"),
                   ("block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], "
@@ -103,7 +103,7 @@ MISTAKES = [
     # grad_Q's float32 accumulator returned as it is: autograd's engine casts it to Q's dtype,
     # so only what backward itself returned shows it
     Mistake("FlashAttention", "grad_Q returned in its float32 accumulator",
-            "backward returns grad_Q in float32 for Q in bfloat16", edit(
+            "backward returned grad_Q in float32 for a float16 Q", edit(
         SOLUTION, ("grad_Q.to(Q.dtype) if need_Q", "grad_Q if need_Q"))),
     # dK and dV buffers made by torch.zeros(K.shape): the default dtype and device, so float32
     # gradients for bfloat16 inputs and float64 ones rounded through float32 (review 76, W5:

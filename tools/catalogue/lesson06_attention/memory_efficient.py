@@ -93,8 +93,8 @@ MISTAKES = [
             _sdpa(*COMPUTED_UNASKED[M], name=M)),
     # P cached in a dict on the class between forward and backward, popped there: was named
     # as a backward that normalises the scores again (review)
-    Mistake(M, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
-            "MemoryEfficientAttention._kept (a dict on the class)", edit(
+    Mistake(M, "P kept in a dict on the class, keyed by id(ctx)", "kept state outside "
+            "ctx: the class (MemoryEfficientAttention._kept, shared by every call)", edit(
                 MEMORY, ("class MemoryEfficientAttention(torch.autograd.Function):\n",
                          "class MemoryEfficientAttention(torch.autograd.Function):\n"
                          "    _kept = {}\n\n"),
@@ -114,8 +114,8 @@ MISTAKES = [
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, lse, mask, _ = ctx.saved_tensors"), name=M), named=True),
     # autograd drops a gradient for the mask (it needs none), so no value showed it
-    Mistake(M, "zeros returned as the mask's gradient", "as the mask's gradient where the "
-            "contract asks None", _sdpa(("grad_V, None, None)",
+    Mistake(M, "zeros returned as the mask's gradient", "returned a tensor of zeros for "
+            "its bool input mask", _sdpa(("grad_V, None, None)",
                                          "grad_V, None,\n"
                                          "                None if mask is None else "
                                          "torch.zeros_like(mask))"), name=M), named=True),

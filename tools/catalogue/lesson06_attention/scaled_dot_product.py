@@ -73,8 +73,8 @@ MISTAKES = [
             _sdpa(*COMPUTED_UNASKED[S])),
     # each call's P in a dict on the class, keyed by id(ctx): every value right, and nothing
     # saved for autograd's checks to see (the fresh review's witness passed everything)
-    Mistake(S, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
-            "ScaledDotProductAttention._kept (a dict on the class)", edit(
+    Mistake(S, "P kept in a dict on the class, keyed by id(ctx)", "kept state outside "
+            "ctx: the class (ScaledDotProductAttention._kept, shared by every call)", edit(
                 SDPA, ("class ScaledDotProductAttention(torch.autograd.Function):\n",
                        "class ScaledDotProductAttention(torch.autograd.Function):\n"
                        "    _kept = {}\n\n"),
@@ -130,7 +130,7 @@ MISTAKES = [
                    "            S = P.log().detach().requires_grad_()\n"
                    "            grad_S, = torch.autograd.grad(torch.softmax(S, dim=-1), S, grad_P)"
                    )), named=True),
-    Mistake(S, "built-in _softmax_backward_data", "uses the built-in op _softmax_backward_data",
+    Mistake(S, "built-in _softmax_backward_data", "the built-in op _softmax_backward_data",
             _sdpa((BACKWARD_S, "grad_S = torch._softmax_backward_data(grad_P, P, -1, P.dtype)")),
             named=True),
     Mistake(S, "a gradient for the float scale", "backward returned a gradient for scale, which "
@@ -174,8 +174,8 @@ MISTAKES = [
         ("P = torch.softmax(scores, dim=-1)", "e = (scores - top).exp()\n"
                                                "        P = e / e.sum(-1, keepdim=True)"))),
     # autograd drops a gradient for the bool mask (it needs none), so no value shows it
-    Mistake(S, "zeros returned as the mask's gradient", "as the mask's gradient where the "
-            "contract asks None", _sdpa(
+    Mistake(S, "zeros returned as the mask's gradient", "returned a tensor of zeros for "
+            "its bool input mask", _sdpa(
                 ("ctx.scale = scale\n",
                  "ctx.scale = scale\n        ctx.mask_shape = None if mask is None else mask.shape\n"),
                 ("return grad_Q, grad_K, grad_V, None, None",

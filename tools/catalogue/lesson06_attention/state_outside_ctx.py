@@ -1,14 +1,14 @@
 """Lesson 06: state kept outside ctx, in a module global, a closure or a global object rather
 than on the class (Function contract, rule 4): P, the masked scores or L in a module dict
-keyed by id(ctx), popped in backward or never; each fails through the globals forward reads,
-or by live-tensor accounting where that probe cannot see. And one correct answer: a
-module-level -inf constant, which is no state."""
+keyed by id(ctx), popped in backward or never; each fails the Function contract's one-call
+check of what forward leaves in the module's globals, its closures and its classes
+(autograder/outside_ctx.py). And one correct answer: a module-level -inf constant, which is no
+state."""
 
 from .. import Mistake, Unusual, edit
 from .answers import FA, FLASH, MEMORY, SDPA, M, S
 
-_GLOBAL = "keeps tensors in the global _KEPT (a dict)"
-_ALIVE = "bytes of tensors alive after its output and graph are gone"
+_GLOBAL = "kept state outside ctx: _KEPT in a module global"
 
 
 def _sdpa_p_in(place: str, take: str, prelude: str = "") -> str:
@@ -32,14 +32,16 @@ _SCORES_KEPT = edit(
 MISTAKES = [
     Mistake(S, "P kept in a module dict keyed by id(ctx), never popped", _GLOBAL,
             _sdpa_p_in("_KEPT", "_KEPT[id(ctx)]", "_KEPT = {}\n")),
-    Mistake(S, "P kept in a closure's dict keyed by id(ctx)", _ALIVE,
+    Mistake(S, "P kept in a closure's dict keyed by id(ctx)",
+            "kept state outside ctx: kept in a variable the method closes over",
             "def _make():\n    kept = {}\n"
             + _sdpa_p_in("kept", "kept.pop(id(ctx))").replace("\n", "\n    ")
             + "\n    return ScaledDotProductAttention\n\n\n"
             "ScaledDotProductAttention = _make()\n"),
     Mistake(M, "masked scores kept in a module dict, P rebuilt from them and L", _GLOBAL,
             "_KEPT = {}\n" + _SCORES_KEPT),
-    Mistake(M, "masked scores kept on a global SimpleNamespace", _ALIVE,
+    Mistake(M, "masked scores kept on a global SimpleNamespace",
+            "kept state outside ctx: _BOX in a module global",
             "import types\n_BOX = types.SimpleNamespace()\n"
             + edit(_SCORES_KEPT, ("_KEPT[id(ctx)] = scores", "setattr(_BOX, str(id(ctx)), scores)"),
                    ("_KEPT[id(ctx)]", "getattr(_BOX, str(id(ctx)))"))),
@@ -55,8 +57,8 @@ MISTAKES = [
 ]
 
 UNUSUAL = [
-    # a tensor made once at import is no call's state: the live-tensor check counts only what
-    # a forward makes
+    # a tensor made once at import is no call's state: the one-call check counts only what a
+    # call adds
     Unusual(S, "masked scores by torch.where against a module-level -inf tensor",
             "_NEG_INF = torch.tensor(float(\"-inf\"))\n" + edit(
                 SDPA, ("scores = scores.masked_fill(~mask, float(\"-inf\"))",

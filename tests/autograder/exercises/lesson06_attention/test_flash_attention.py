@@ -41,10 +41,11 @@ def test_float32_log_sum_exp_and_accumulators_are_named_by_the_saved_dtype():
 
 
 def test_a_gradient_returned_in_float32_for_bfloat16_inputs_is_named():
-    """autograd's engine casts a float32 grad_Q to Q's bfloat16 before anyone sees it: is what
-    backward itself returned read (record_returned_gradients), and the cast asked for?"""
+    """autograd's engine casts a float32 grad_Q to Q's half dtype before anyone sees it: is what
+    backward itself returned read (the Function contract's autograder.returned_dtypes), and the
+    cast asked for?"""
     assert graded_mistake("FlashAttention", "grad_Q returned in its float32 accumulator") == \
-        "FlashAttention/gradient-in-accumulator-dtype"
+        "FlashAttention/wrong-gradient-dtype"
 
 
 @pytest.mark.parametrize("name, named", [
