@@ -160,7 +160,7 @@ MISTAKES = [
     # a mutant (issue 45): a copy saved, which only a strided u shows
     Mistake("Outer", "saves u.contiguous(), a copy when u is strided",
             "Outer saved an intermediate of shape (4,) (32 bytes): a copy, or anything else "
-            "forward computed, is new memory",
+            "forward computed, is memory forward allocated",
             _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return (grad_output @ v if need_u else None,\n"
                    "                u @ grad_output if need_v else None)",
