@@ -113,7 +113,7 @@ SWISH_RULES = {
                "SwishFunction/assumes-contiguous-grad-output":
                    "grad_output.view(-1): fails on a transposed grad_output"},
     "gradients": {"SwishFunction/returns-none-gradient": "None for beta",
-                  "case:tests the other input's flag": "needs_input_grad indices swapped"},
+                  "SwishFunction/gate-on-wrong-entry": "needs_input_grad indices swapped"},
     "by-hand": {"case:ran inside itself": "autograd.grad of the saved output inside backward (it "
                                           "would run this backward again, without end)",
                 "SwishFunction/asks-autograd":

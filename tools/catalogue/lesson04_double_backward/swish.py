@@ -242,8 +242,8 @@ MISTAKES = [
                    "        ds = s * (1 - s)\n"
                    "        return (g * (s + beta * x1 * ds)).view(x.shape), "
                    "(g * x1 * x1 * ds).sum()"), named=True),
-    Mistake("SwishFunction", "needs_input_grad indices swapped", "SwishFunction's backward tests "
-            "the other input's flag",
+    Mistake("SwishFunction", "needs_input_grad indices swapped", "it decides whether to compute "
+            "grad_x from another input's entry of ctx.needs_input_grad",
             _swish(READ + "        grad_x = grad_output * (s + beta * x * ds) "
                    "if ctx.needs_input_grad[1] else None\n"
                    "        grad_beta = (grad_output * x * x * ds).sum() "
