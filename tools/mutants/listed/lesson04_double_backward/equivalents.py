@@ -100,16 +100,6 @@ EQUIVALENTS = [
                      "return grad_x, grad_beta.clone()",
                      "grad_beta is a fresh sum backward has just made: its clone has the same "
                      "value, and the original is freed as backward returns"),
-    EquivalentMutant("CubeOnce", "save_copy",
-                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device))",
-                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device).clone())",
-                     "a copy of a fresh tensor made from a new NumPy array, held by nothing "
-                     "else: the same bytes kept"),
-    EquivalentMutant("CubeOnce", "save_widened",
-                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device))",
-                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device).double())",
-                     "this answer makes 3x^2 in float64 NumPy, so the saved tensor is float64 "
-                     "already: .double() returns it unchanged"),
     # review 56, every mutant (--cap 0)
     *(EquivalentMutant("NumpyTanh", operator, before, after, _THIRD)
       for before, edits in _THIRD_ORDER_EDITS for operator, after in edits),
