@@ -47,7 +47,7 @@ SQUARED_NORM_RULES = {
     "ctx": {'squared_norm/tensor-on-ctx': 'setup_context keeps x as a ctx attribute'},
     "unwritten": {'squared_norm/rule-writes-input':
                       "the rule squares the caller's batch in place (x.mul_(x))",
-                  'squared_norm/reshapes-grad-output':
+                  'squared_norm/writes-grad-output':
                       'grad_output.unsqueeze_(dim) in backward (its shape changed in place)'},
 }
 
@@ -175,11 +175,9 @@ LSE_RULES = {
                 'jvp without save_for_forward: tensors kept as ctx attributes',
             'LogSumExp/state-on-class':
                 'dim kept on the class by setup_context (LogSumExp.dim = dim)',
-            'LogSumExp/jvp-state-outside-ctx':
-                'jvp reads x and the output from a global that setup_context fills',
             'LogSumExp/state-outside-ctx':
                 'the softmax kept in a module global by setup_context for backward'},
-    "unwritten": {'LogSumExp/reshapes-grad-output':
+    "unwritten": {'LogSumExp/writes-grad-output':
                       'grad_output.unsqueeze_(dim) in backward (its shape changed in place)',
                   'LogSumExp/jvp-writes-saved-input':
                       "jvp computes the weights in x's own memory (x.sub_(...).exp_())"},

@@ -2,19 +2,15 @@
 hand-written backward, opcheck, torch.compile(fullgraph=True)); its tails, where beta * x is
 very negative or large, are checked in ``left_tail`` and ``right_tail``."""
 
-import logging
-import warnings
-from contextlib import contextmanager
 from types import SimpleNamespace
 
 import torch
-from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
-from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._library.custom_ops import _maybe_get_opdef
 
-from ...checks import Spec, case, check_backward_by_hand, check_untouched
+from ...checks import Spec, case, check_backward_by_hand
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
-from ...domain import Constant, Domain, Operator, sampled
+from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...probes import trace_backward
@@ -24,6 +20,8 @@ from .left_tail import check_left_tail
 from .right_tail import (check_float32_overflow, check_no_switch, check_right_slope,
                          check_right_value)
 from .contracts import SOFTPLUS_CLAUSES, SOFTPLUS_RULES
+from .operators import (_quiet, check_custom_operator, fake_and_real, operator_of,
+                        raised_error, registration_error, run_opcheck)
 
 LATER_IN_LESSON = True  # softplus comes after LogSumExp (log_sum_exp)
 
@@ -31,47 +29,9 @@ OPERATOR = "autograd_course::softplus"
 SOFTPLUS = Spec("softplus", ("x", "beta"), lambda x, beta: torch.logaddexp(beta * x, 0 * x) / beta)
 
 
-class _Calls(torch.utils._python_dispatch.TorchDispatchMode):
-    """Record which operators a call dispatched."""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.__dict__.setdefault("names", []).append(str(func.overloadpacket))
-        return func(*args, **(kwargs or {}))
-
-
-@contextmanager
-def _quiet():
-    """Silence dynamo's and opcheck's logging of a failure that is about to become a hint."""
-    logger, level = logging.getLogger("torch"), logging.getLogger("torch").level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        with warnings.catch_warnings(action="ignore"):
-            yield
-    finally:
-        logger.setLevel(level)
-
-
 def check_operator(softplus) -> None:
     """softplus calls autograd_course::softplus, and is its current definition."""
-    if isinstance(softplus, type) and issubclass(softplus, torch.autograd.Function):
-        raise GradingError("softplus is an autograd.Function: define it as the custom operator "
-                           f"{OPERATOR} with @torch.library.custom_op")
-    if isinstance(softplus, CustomOpDef) and softplus._qualname != OPERATOR:
-        raise GradingError(f"softplus is the custom operator {softplus._qualname}, where the "
-                           f"contract names {OPERATOR}: which name did you give "
-                           "@torch.library.custom_op?")
-    if isinstance(softplus, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not softplus:
-        raise GradingError(f"softplus is an older definition: {OPERATOR} was defined again after "
-                           "it, and an old handle must not be called: re-run the cell defining "
-                           "softplus")
-    with _Calls() as calls:
-        softplus(torch.ones(2, dtype=torch.float64), 1.0)
-    if "autograd_course.softplus" not in vars(calls).get("names", []):
-        raise GradingError(
-            f"softplus never calls the custom operator {OPERATOR}: define it with "
-            f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
-            f"operators called: {', '.join(vars(calls).get('names', [])) or 'none'}",
-            mistake="softplus/not-a-custom-op")
+    check_custom_operator(softplus, "softplus", (torch.ones(2, dtype=torch.float64), 1.0))
     check_input_unchanged(softplus)
 
 
@@ -105,19 +65,10 @@ def check_input_unchanged(softplus) -> None:
 
 
 def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingError:
+    named = registration_error("softplus", "beta", error)
+    if named is not None:
+        return named
     message = str(error)
-    if "no fake impl" in message:
-        return GradingError("softplus has no fake implementation: add @softplus.register_fake "
-                            "returning torch.empty_like(x); torch.compile and opcheck need it",
-                            message, mistake="softplus/no-fake")
-    if "no autograd formula" in message:
-        return GradingError("softplus has no autograd registration: call "
-                            "softplus.register_autograd(backward, setup_context=setup_context)",
-                            message, mistake="softplus/no-register-autograd")
-    if "incorrect number of gradients" in message:
-        return GradingError("softplus's backward returns the wrong number of gradients: return "
-                            "one per input of the operator, (grad_x, None), with None for beta",
-                            message, mistake="softplus/gradient-count")
     if "different than None at position 2" in message:
         return GradingError(f"softplus's backward returned a gradient for beta={beta}, a Python "
                             "float: return None for beta", message,
@@ -135,18 +86,13 @@ def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingErro
             "softplus's backward was registered without setup_context: ctx is empty in backward; "
             "register_autograd(backward, setup_context=...) with a setup_context that saves x",
             message, mistake="softplus/no-setup-context")
-    return GradingError(f"softplus's {phase} raised {type(error).__name__} with beta={beta}: "
-                        f"{message.splitlines()[0] if message else ''}", message)
+    return raised_error("softplus", phase, error, f"beta={beta}")
 
 
 def check_fake(softplus, x, beta) -> None:
     """The fake implementation's shape, dtype and device match the real output's."""
-    real = softplus(x, beta)
-    try:
-        with _quiet(), FakeTensorMode() as mode:
-            fake = softplus(mode.from_tensor(x), beta)
-    except Exception as error:
-        raise _softplus_error("fake implementation", error, softplus, beta) from error
+    fake, real = fake_and_real(softplus, x, beta, lambda error: _softplus_error(
+        "fake implementation", error, softplus, beta))
     got, want = ((tuple(t.shape), t.dtype, t.device.type) for t in (fake, real))
     if real.dtype != x.dtype and fake.dtype == x.dtype:
         raise GradingError(
@@ -204,13 +150,10 @@ def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
     check_output_beta(out.detach(), expected, beta)
     diagnose_values(f"softplus's output with beta={beta}", out, expected, rtol=rtol, atol=atol)
     grad_output = sample(out.shape, out.device, seed=9, dtype=out.dtype)
-    pristine = grad_output.clone()
     try:
-        trace = trace_backward(out, [x], grad_output)
+        trace = trace_backward(out, [x], grad_output.clone())
     except Exception as error:
         raise _softplus_error("backward", error, softplus, beta) from error
-    check_untouched(SOFTPLUS, grad_output, pristine)
-    grad_output = pristine
     check_backward_by_hand(SOFTPLUS, trace)
     check_softplus_ctx(out)
     expected_grad = grad_output * torch.sigmoid(beta * x.detach())
@@ -231,17 +174,6 @@ def check_softplus_ctx(out: torch.Tensor) -> None:
             "ctx.save_for_backward(x) and read it back from ctx.saved_tensors, so that autograd "
             "checks it for in-place changes and saved-tensor hooks see it",
             mistake="softplus/tensor-on-ctx")
-
-
-def check_opcheck(softplus, x, beta) -> None:
-    """torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch."""
-    try:
-        with _quiet():
-            torch.library.opcheck(torch.ops.autograd_course.softplus.default,
-                                  (x.detach().clone().requires_grad_(x.is_floating_point()),
-                                   beta))
-    except Exception as error:
-        raise _softplus_error("opcheck", error.__cause__ or error, softplus, beta) from error
 
 
 def check_compiled(softplus, x, beta) -> None:
@@ -270,6 +202,10 @@ def check_compiled(softplus, x, beta) -> None:
         diagnose_gradient("x", compiled_x.grad, eager_x.grad)
 
 
+def check_opcheck(softplus, x, beta) -> None:
+    """torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch."""
+    run_opcheck("softplus", x, beta,
+                lambda error: _softplus_error("opcheck", error, softplus, beta))
 
 
 def softplus_full(softplus, device) -> None:
@@ -326,17 +262,12 @@ def _softplus_values(device, dtype=torch.float64, seed=0, **constants) -> dict:
     return {**values, "x": x}
 
 
-def _operator(softplus) -> Operator:
-    check_operator(softplus)
-    return Operator(softplus)
-
-
 EXERCISES = [
     Exercise("softplus", "08_compile", softplus_full,
              example=lambda: (2 * sample((3, 4), "cpu"), 1.5),
              # float32 from the domain: its x holds +-70, where exp(beta * x) leaves float32's
              # range at the default beta and float64's at the largest
-             domain=Domain(SOFTPLUS, _softplus_values, prepare=_operator,
+             domain=Domain(SOFTPLUS, _softplus_values, prepare=operator_of(check_operator),
                            constants={"beta": Constant(1e-6, 100.0, "beta a Python float > 0, "
                                                        "tiny and large")}),
              clauses=SOFTPLUS_CLAUSES, rules=SOFTPLUS_RULES,

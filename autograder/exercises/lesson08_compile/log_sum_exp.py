@@ -17,10 +17,9 @@ from ...exercise import Exercise, sample
 from ...outside_ctx import check_no_state_outside_ctx
 from .contracts import LSE_CLAUSES, LSE_RULES
 from .lse_inputs import LSE, LSE_CASES, lse_values
-from .lse_probes import (check_lse_call_state_dies, check_lse_class_state, check_lse_ctx,
-                         check_lse_dim_from_shapes, check_lse_form,
-                         check_lse_grad_output_unsqueezed, check_lse_new_memory,
-                         check_state_shared)
+from .lse_probes import (check_lse_class_state, check_lse_ctx, check_lse_form,
+                         check_lse_new_memory, check_state_shared)
+from .reduced_dim import Reduction, check_dim_from_shapes, check_grad_output_unsqueezed
 from .lse_second_derivative import check_lse_second_derivative
 from .lse_stability import check_lse_stable
 from .lse_transforms import (_transform_error, check_lse_gradcheck, check_lse_jvp,
@@ -36,14 +35,10 @@ def check_lse_case(function, values: dict, **tolerances) -> None:
             check_values_and_gradients(function, LSE, values, **tolerances)
         except GradingError as error:
             cause = error.__cause__
-            if (dim in (-1, x.dim() - 1) and isinstance(cause, RuntimeError) and "must match the size of tensor" in str(cause)
+            if (dim in (-1, x.dim() - 1) and isinstance(cause, RuntimeError)
+                    and "must match the size of tensor" in str(cause)
                     and error.hint.startswith("LogSumExp.backward raised")):
-                raise GradingError(
-                    f"LogSumExp.backward combines tensors whose shapes do not line up (x of "
-                    f"shape {tuple(x.shape)}, dim={dim}): grad_output has x's shape with dim "
-                    "removed, so the dim it gets back before it meets x must be dim as counted "
-                    "in x (a dim normalised against grad_output's rank, one fewer, names "
-                    "another dim)", str(cause), mistake="LogSumExp/dim-misplaced") from error
+                raise _transform_error("backward", cause, values) from error
             phase = re.match(r"LogSumExp\.(\w+) raised", error.hint)
             if (phase and isinstance(cause, RuntimeError)
                     and "Expected reduction dim to be specified" in str(cause)):
@@ -68,9 +63,11 @@ def lse_full(LogSumExp, device) -> None:
     function = check_is_function(LogSumExp, LSE)
     check_lse_form(function)
     check_lse_class_state(function, device)
-    check_lse_call_state_dies(function, device)
-    check_lse_grad_output_unsqueezed(function, device)
-    check_lse_dim_from_shapes(function, device)
+    reduction = Reduction("LogSumExp", function.apply,
+                          lambda shape, seed: lse_values(shape, device, seed=seed)["x"],
+                          lambda x, dim, at: (x - torch.logsumexp(x, dim).unsqueeze(at)).exp())
+    check_grad_output_unsqueezed(reduction)
+    check_dim_from_shapes(reduction)
     check_lse_new_memory(function, device)
     # rule 3 before the transforms: a backward that asks autograd (torch.autograd.grad,
     # torch.func.vjp) is named as such, not by the error torch.vmap raises inside it
@@ -95,7 +92,8 @@ def lse_full(LogSumExp, device) -> None:
         covers(edge)
     check_each_input_alone(function, LSE, lse_values((3, 4), device, dim=0))
     # before the |x| = 1000 checks, which run forward twice before one backward: a tensor kept
-    # outside ctx (a global softmax) is named where it lives, not by the gradient it spoils
+    # outside ctx (a global softmax, or x and the output kept for jvp) is named where it lives,
+    # not by the gradient it spoils
     with case("one call, forward then backward"):
         check_no_state_outside_ctx(function, "LogSumExp", lse_values((3, 4), device))
     check_lse_stable(function, device, LSE, _transform_error)

@@ -1,23 +1,18 @@
 """Lesson 08: LogSumExp's probes that name a mistake before the cases report numbers: the
-setup_context form, state set on the class or kept alive after a call, grad_output lined up
-along the wrong dim, dim guessed from shapes, an output sharing x's memory, tensors kept as ctx
-attributes."""
+setup_context form, state set on the class, an output sharing x's memory, tensors kept as ctx
+attributes (grad_output lined up along the wrong dim and dim guessed from shapes are
+``reduced_dim``'s)."""
 
 import inspect
-import weakref
 from types import SimpleNamespace
 
 import torch
-import torch.autograd.forward_ad as forward_ad
 
 from ...checks import case, run_forward
 from ...class_state import check_class_state, class_state
 from ...errors import GradingError
-from ...exercise import sample
 from ...function_contract import rule_reference
-from ...memory import survivors
 from ...outside_ctx import check_no_state_outside_ctx
-from .grad_output_layout import check_grad_output_layout_kept
 from .lse_inputs import LSE, lse_values
 
 
@@ -61,81 +56,6 @@ def check_lse_class_state(function, device) -> None:
             except Exception:  # noqa: BLE001 - the cases that follow report it
                 pass
             check_class_state(owner, function, before, phase)
-
-
-def check_lse_call_state_dies(function, device) -> None:
-    """A forward-mode call keeps nothing alive once the caller drops its input and output:
-    tensors jvp reads reach it through ctx.save_for_forward, which dies with the call, not
-    through a global or a cache that setup_context fills (forward mode runs jvp right after
-    setup_context, so values alone cannot tell the two apart)."""
-    x = lse_values((3, 4), device, seed=13)["x"]
-    tangent = sample((3, 4), device, seed=14, dtype=x.dtype)
-    try:
-        with forward_ad.dual_level():
-            dual = forward_ad.make_dual(x, tangent)
-            out = function.apply(dual, 1)
-            refs = [weakref.ref(dual), weakref.ref(out)]
-            del dual, out
-    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
-        return
-    # a reference cycle, freed only by the collector, is no leak
-    kept = survivors(lambda: [name for name, ref in zip(("input", "output"), refs)
-                              if ref() is not None])
-    if kept:
-        raise GradingError(
-            f"LogSumExp keeps a call's {' and '.join(kept)} alive after the call: once the "
-            "caller has dropped them, something still holds them (a global, a class attribute "
-            "or a cache that setup_context or jvp fills); jvp must read its tensors from ctx, "
-            "kept with ctx.save_for_forward, which belong to one call and die with it",
-            "checked with torch.autograd.forward_ad on x of shape (3, 4), dim=1",
-            mistake="LogSumExp/jvp-state-outside-ctx")
-
-
-def check_lse_grad_output_unsqueezed(function, device) -> None:
-    """x of shape (4, 4), dim=1: a grad_output of shape (4,) broadcasts against x without an
-    error, along the wrong dim, unless backward puts dim back first."""
-    x = lse_values((4, 4), device, seed=11)["x"].requires_grad_()
-    grad_output = sample((4,), device, seed=12, dtype=x.dtype)
-    given = grad_output.clone()  # the one backward receives: its shape and strides are watched
-    try:
-        got, = torch.autograd.grad(function.apply(x, 1), x, given)
-    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
-        return
-    check_grad_output_layout_kept(given, grad_output)
-    weights = torch.softmax(x.detach(), 1)
-    if (isinstance(got, torch.Tensor) and got.shape == x.shape
-            and not torch.allclose(got, grad_output.unsqueeze(1) * weights)
-            and torch.allclose(got, grad_output.unsqueeze(0) * weights)):
-        raise GradingError(
-            "LogSumExp's backward lines grad_output up with the wrong dim: with x of shape "
-            "(4, 4) and dim=1, grad_output has shape (4,), and broadcasting matches it with x's "
-            "last dim, silently here and with an error when x is not square; put dim back in "
-            "grad_output before it meets x", mistake="LogSumExp/grad-output-not-unsqueezed")
-
-
-def check_lse_dim_from_shapes(function, device) -> None:
-    """dim guessed from shapes (the first place x and the output differ, else the last): right
-    for x of shape (3, 5) with dim=0, but for (4, 4) with dim=0 the guess is the last dim."""
-    def grad(shape, dim, seed):
-        x = lse_values(shape, device, seed=seed)["x"].requires_grad_()
-        g = sample(shape[:dim] + shape[dim + 1:], device, seed=seed + 1, dtype=x.dtype)
-        try:
-            got, = torch.autograd.grad(function.apply(x, dim), x, g)
-        except Exception:  # noqa: BLE001 - the cases that follow report it
-            return None, x.detach(), g
-        return got, x.detach(), g
-    got, x, g = grad((3, 5), 0, 21)
-    if got is None or not torch.allclose(got, g.unsqueeze(0) * torch.softmax(x, 0)):
-        return
-    got, x, g = grad((4, 4), 0, 23)
-    if (got is not None and got.shape == x.shape
-            and torch.allclose(got, g.unsqueeze(-1)
-                               * (x - torch.logsumexp(x, 0).unsqueeze(-1)).exp())):
-        raise GradingError(
-            "LogSumExp's backward guesses dim from shapes: right for x of shape (3, 5) with "
-            "dim=0, but for x of shape (4, 4) with dim=0 x and grad_output agree in their first "
-            "size, so the guess is the last dim; keep dim itself (ctx.dim) from setup_context",
-            mistake="LogSumExp/dim-guessed-from-shapes")
 
 
 def check_lse_new_memory(function, device) -> None:

@@ -17,10 +17,10 @@ SHIFTED = torch.tensor([[1000.0, -1000.0, -1000.0], [-1000.0, 1000.0, 0.0]])
 
 
 def _max_not_per_row(result: torch.Tensor) -> bool:
-    """At HUGE, dim=1: finite on the first row (it holds x's largest value, 1000) and nan on
-    the second (all near -1000), as softmax weights shifted by the whole tensor's max are:
-    exp(x - 1000) is 0 for every entry of the second row, and 0 / 0 = nan. A naive softmax
-    is nan on the first row too (inf / inf)."""
+    """At HUGE, dim=1 (a gradient, or a tangent with one entry a row): finite on the first row
+    (it holds x's largest value, 1000) and nan on the second (all near -1000), as softmax
+    weights shifted by the whole tensor's max are: exp(x - 1000) is 0 for every entry of the
+    second row, and 0 / 0 = nan. A naive softmax is nan on the first row too (inf / inf)."""
     return (result.shape[:1] == HUGE.shape[:1] and bool(torch.isfinite(result[0]).all())
             and bool(torch.isnan(result[1]).any()))
 
@@ -47,20 +47,7 @@ def check_lse_stable(function, device, spec, explain) -> None:
     diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
     check_lse_own_max(function, device, spec)
     grad, = torch.autograd.grad(out.sum(), x)
-    if _max_not_per_row(grad):
-        raise GradingError(
-            "LogSumExp's backward gives nan on the row of values near -1000 and is right on the "
-            "row holding x's largest value: its softmax weights are shifted by one max for the "
-            "whole tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift "
-            "each slice by its own max along dim (or use x minus the output)", f"got {grad}",
-            mistake="LogSumExp/backward-max-not-per-row")
-    if not torch.isfinite(grad).all():
-        raise GradingError(
-            "LogSumExp's backward gives inf or nan at |x| = 1000 although its forward is finite: "
-            "an exp in its softmax weights overflows there (exp(1000) is inf in float64, and "
-            "inf / inf is nan); what can be subtracted from x before the exp so that no exponent "
-            "is positive and the weights stay the same?", f"got {grad}",
-            mistake="LogSumExp/backward-softmax-overflows")
+    check_weights_finite("LogSumExp's backward", "backward", grad)
     diagnose_gradient("x", grad, torch.softmax(x.detach(), 1))
     tangent = torch.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], dtype=torch.float64,
                            device=device)
@@ -68,24 +55,32 @@ def check_lse_stable(function, device, spec, explain) -> None:
         _, got = torch.func.jvp(lambda t: function.apply(t, 1), (x.detach(),), (tangent,))
     except Exception as error:
         raise explain("jvp", error, {"x": x, "dim": 1}) from error
-    if isinstance(got, torch.Tensor) and _max_not_per_row(got.unsqueeze(1)):
-        raise GradingError(
-            "LogSumExp.jvp gives nan on the row of values near -1000 and is right on the row "
-            "holding x's largest value: its softmax weights are shifted by one max for the "
-            "whole tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift "
-            "each slice by its own max along dim (or use x minus the output)",
-            f"got {got}", mistake="LogSumExp/jvp-max-not-per-row")
-    if isinstance(got, torch.Tensor) and not torch.isfinite(got).all():
-        raise GradingError(
-            "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: an exp "
-            "in its softmax weights overflows there (exp(1000) is inf in float64, and inf / inf "
-            "is nan); what can be subtracted from x before the exp so that no exponent is "
-            "positive and the weights stay the same?", f"got {got}",
-            mistake="LogSumExp/jvp-softmax-overflows")
+    if isinstance(got, torch.Tensor):
+        check_weights_finite("LogSumExp.jvp", "jvp", got)
     expected = (torch.softmax(x.detach(), 1) * tangent).sum(1)
     check_lse_jvp_float32(got, expected)
     with case("x at |x| = 1000 (torch.func.jvp)"):
         diagnose_values("LogSumExp.jvp's tangent", got, expected)
+
+
+def check_weights_finite(who: str, phase: str, got: torch.Tensor) -> None:
+    """backward's gradient or jvp's tangent at HUGE, dim=1, where forward was finite: nan only
+    on the row near -1000 is softmax weights shifted by one max for the whole tensor; inf or
+    nan elsewhere is softmax weights that overflow."""
+    if _max_not_per_row(got):
+        raise GradingError(
+            f"{who} gives nan on the row of values near -1000 and is right on the row holding "
+            "x's largest value: its softmax weights are shifted by one max for the whole "
+            "tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift each "
+            "slice by its own max along dim (or use x minus the output)", f"got {got}",
+            mistake=f"LogSumExp/{phase}-max-not-per-row")
+    if not torch.isfinite(got).all():
+        raise GradingError(
+            f"{who} gives inf or nan at |x| = 1000 although forward is finite: an exp in its "
+            "softmax weights overflows there (exp(1000) is inf in float64, and inf / inf is "
+            "nan); what can be subtracted from x before the exp so that no exponent is "
+            "positive and the weights stay the same?", f"got {got}",
+            mistake=f"LogSumExp/{phase}-softmax-overflows")
 
 
 def check_lse_jvp_float32(got, expected) -> None:

@@ -5,18 +5,16 @@ batching rule registered with torch.library.register_vmap (not the per-sample fa
 from types import SimpleNamespace
 
 import torch
-from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
-from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._library.custom_ops import _maybe_get_opdef
 
 from ...checks import (case, check_backward_by_hand, check_no_ctx_tensors,
                       check_values_and_gradients)
 from ...contract import check_each_input_alone, covers
-from ...domain import Constant, Domain, Operator, sampled
+from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .grad_output_layout import check_grad_output_layout_kept
-from .custom_op import _Calls, _quiet
-from ..shared.layouts import check_noncontiguous_grad_output
+from .reduced_dim import Reduction, check_dim_from_shapes, check_grad_output_unsqueezed
+from .operators import _Calls, check_custom_operator, fake_and_real, operator_of, run_opcheck
 from .contracts import SQUARED_NORM_CLAUSES, SQUARED_NORM_RULES
 from .squared_norm_vmap import (BATCH_POSITIONS, BATCHED, SQUARED_NORM, _operator_error,
                                 _vmapped, check_vmap,
@@ -31,36 +29,13 @@ CASES = [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((2, 3, 4), 
 
 def check_operator(squared_norm) -> None:
     """squared_norm is the current definition of autograd_course::squared_norm and calls it."""
-    if isinstance(squared_norm, type):
-        raise GradingError("squared_norm is a class: define it as the custom operator "
-                           f"{OPERATOR} with @torch.library.custom_op")
-    if isinstance(squared_norm, CustomOpDef) and squared_norm._qualname != OPERATOR:
-        raise GradingError(f"squared_norm is the custom operator {squared_norm._qualname}, where the "
-                           f"contract names {OPERATOR}: which name did you give "
-                           "@torch.library.custom_op?")
-    if isinstance(squared_norm, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not squared_norm:
-        raise GradingError(f"squared_norm is an older definition: {OPERATOR} was defined again "
-                           "after it, and an old handle must never be called: re-run the cell "
-                           "defining squared_norm")
-    with _Calls() as calls:
-        squared_norm(torch.ones(2, 3, dtype=torch.float64), 1)
-    names = vars(calls).get("names", [])
-    if "autograd_course.squared_norm" not in names:
-        raise GradingError(
-            f"squared_norm never calls the custom operator {OPERATOR}: define it with "
-            f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
-            f"operators called: {', '.join(names) or 'none'}",
-            mistake="squared_norm/not-a-custom-op")
+    check_custom_operator(squared_norm, "squared_norm", (torch.ones(2, 3, dtype=torch.float64), 1))
 
 
 def check_fake(squared_norm, x, dim) -> None:
     """The fake implementation gives the real output's shape, dtype, device and strides."""
-    real = squared_norm(x, dim)
-    try:
-        with _quiet(), FakeTensorMode() as mode:
-            fake = squared_norm(mode.from_tensor(x), dim)
-    except Exception as error:
-        raise _operator_error("fake implementation", error, dim) from error
+    fake, real = fake_and_real(squared_norm, x, dim, lambda error: _operator_error(
+        "fake implementation", error, dim))
     got, want = ((tuple(t.shape), t.dtype, t.device.type) for t in (fake, real))
     if got != want:
         rule = ("x's shape without dim" if got[0] != want[0] else
@@ -103,52 +78,6 @@ def check_values(squared_norm, values: dict, **tolerance) -> None:
         raise
     check_no_ctx_tensors(SQUARED_NORM, forward)
     check_backward_by_hand(SQUARED_NORM, backward)
-
-
-def check_grad_output_unsqueezed(squared_norm, device) -> None:
-    """x of shape (4, 4), dim=1: a grad_output of shape (4,) broadcasts against x without an
-    error, along the wrong dim, unless backward puts dim back first (LogSumExp's probe)."""
-    x = sample((4, 4), device, seed=11).requires_grad_()
-    grad_output = sample((4,), device, seed=12, dtype=x.dtype)
-    given = grad_output.clone()  # the one backward receives: its shape and strides are watched
-    try:
-        got, = torch.autograd.grad(squared_norm(x, 1), x, given)
-    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
-        return
-    check_grad_output_layout_kept(given, grad_output, "squared_norm")
-    x = x.detach()
-    if (isinstance(got, torch.Tensor) and got.shape == x.shape
-            and not torch.allclose(got, 2 * x * grad_output.unsqueeze(1))
-            and torch.allclose(got, 2 * x * grad_output.unsqueeze(0))):
-        raise GradingError(
-            "squared_norm's backward lines grad_output up with the wrong dim: with x of shape "
-            "(4, 4) and dim=1, grad_output has shape (4,), and broadcasting matches it with x's "
-            "last dim, silently here and with an error when x is (3, 4); put dim back in "
-            "grad_output before it meets x", mistake="squared_norm/grad-output-not-unsqueezed")
-
-
-def check_dim_from_shapes(squared_norm, device) -> None:
-    """dim guessed from shapes (the first place x and grad_output differ, else the last): right
-    for x of shape (3, 4) with dim=0, but for (4, 4) with dim=0 the guess is the last dim."""
-    def grad(shape, dim, seed):
-        x = sample(shape, device, seed=seed).requires_grad_()
-        g = sample(shape[:dim] + shape[dim + 1:], device, seed=seed + 1, dtype=x.dtype)
-        try:
-            got, = torch.autograd.grad(squared_norm(x, dim), x, g)
-        except Exception:  # noqa: BLE001 - the cases that follow report it
-            return None, x.detach(), g
-        return got, x.detach(), g
-    got, x, g = grad((3, 4), 0, 21)
-    if got is None or not torch.allclose(got, 2 * x * g.unsqueeze(0)):
-        return
-    got, x, g = grad((4, 4), 0, 23)
-    if (got is not None and got.shape == x.shape
-            and torch.allclose(got, 2 * x * g.unsqueeze(-1))):
-        raise GradingError(
-            "squared_norm's backward guesses dim from shapes: right for x of shape (3, 4) with "
-            "dim=0, but for x of shape (4, 4) with dim=0 x and grad_output agree in their first "
-            "size, so the guess is the last dim; keep dim itself on ctx in setup_context",
-            mistake="squared_norm/dim-guessed-from-shapes")
 
 
 def check_vmap_equal_sizes(squared_norm, device) -> None:
@@ -220,20 +149,18 @@ def _one_call_at(squared_norm, device, position: int) -> None:
             mistake="squared_norm/rule-loops-over-samples")
 
 
-def check_opcheck(squared_norm, x, dim) -> None:
+def check_opcheck(x, dim) -> None:
     """torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch."""
-    try:
-        with _quiet():
-            torch.library.opcheck(torch.ops.autograd_course.squared_norm.default,
-                                  (x.detach().clone().requires_grad_(), dim))
-    except Exception as error:
-        raise _operator_error("opcheck", error.__cause__ or error, dim) from error
+    run_opcheck("squared_norm", x, dim, lambda error: _operator_error("opcheck", error, dim))
 
 
 def squared_norm_full(squared_norm, device) -> None:
     check_operator(squared_norm)
-    check_grad_output_unsqueezed(squared_norm, device)
-    check_dim_from_shapes(squared_norm, device)
+    reduction = Reduction("squared_norm", squared_norm,
+                          lambda shape, seed: sample(shape, device, seed=seed),
+                          lambda x, dim, at: 2 * x)
+    check_grad_output_unsqueezed(reduction)
+    check_dim_from_shapes(reduction)
     for seed, (shape, dim) in enumerate(CASES):
         x = sample(shape, device, seed=seed)
         with case(f"x of shape {shape}, dim={dim}"):
@@ -243,10 +170,7 @@ def squared_norm_full(squared_norm, device) -> None:
         covers(edge)
     with case("x of shape (3, 4) in float32, dim=0"):  # its values: the domain's float32
         check_fake(squared_norm, sample((3, 4), device, dtype=torch.float32), 0)
-    operator = SimpleNamespace(apply=squared_norm)
-    check_each_input_alone(operator, SQUARED_NORM, {"x": sample((3, 4), device), "dim": 0})
-    check_noncontiguous_grad_output(operator, SQUARED_NORM,
-                                    {"x": sample((2, 3, 4), device), "dim": 1})
+    check_each_input_alone(SimpleNamespace(apply=squared_norm), SQUARED_NORM, {"x": sample((3, 4), device), "dim": 0})
     check_batching_rule(squared_norm)
     covers("a rule registered with register_vmap")
     check_fresh_batches(squared_norm, device)
@@ -256,13 +180,13 @@ def squared_norm_full(squared_norm, device) -> None:
     covers("the batch dim anywhere in x")
     check_one_call(squared_norm, device)
     for shape, dim in [((3, 4), 1), ((2, 3), -2)]:
-        check_opcheck(squared_norm, sample(shape, device, seed=3), dim)
+        check_opcheck(sample(shape, device, seed=3), dim)
     strided = sample((4, 3, 2), device, seed=5).transpose(0, 1)
     for dim in (0, 1):
         with case(f"x of shape (3, 4, 2), transposed in dims 0 and 1, dim={dim}"):
             check_fake(squared_norm, strided, dim)
     with case("x of shape (3, 4, 2), transposed in dims 0 and 1, dim=1"):
-        check_opcheck(squared_norm, strided, 1)
+        check_opcheck(strided, 1)
     permuted = sample((2, 3, 4), device, seed=6).permute(2, 1, 0)
     for dim in (0, 1, 2, -1):
         with case(f"x = base.permute(2, 1, 0) of a (2, 3, 4) base, dim={dim}"):
@@ -270,22 +194,17 @@ def squared_norm_full(squared_norm, device) -> None:
     covers("torch.library.opcheck")
 
 
-def _operator(squared_norm) -> Operator:
-    check_operator(squared_norm)
-    return Operator(squared_norm)
-
-
 EXERCISES = [
     Exercise("squared_norm", "08_compile", squared_norm_full,
              example=lambda: (sample((3, 4), "cpu"), 1),
              domain=Domain(SQUARED_NORM, sampled(SQUARED_NORM, {"x": (3, 4)}, {"dim": 1}),
-                           prepare=_operator,
+                           prepare=operator_of(check_operator),
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "
                                                       "allowed", integer=True,
                                                       also=(0,))}),
              clauses=SQUARED_NORM_CLAUSES, rules=SQUARED_NORM_RULES,
              contract=("a dim other than the last", "negative dim", "1-D x",
-                       "non-contiguous grad_output", "a rule registered with register_vmap",
+                       "a rule registered with register_vmap",
                        "torch.vmap matches a loop for every dim", "the batch dim anywhere in x",
                        "torch.library.opcheck")),
 ]

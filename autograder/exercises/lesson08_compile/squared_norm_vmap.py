@@ -8,6 +8,7 @@ from ...checks import Spec, case
 from ...diagnose import diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
+from .operators import raised_error, registration_error
 
 SQUARED_NORM = Spec("squared_norm", ("x", "dim"), lambda x, dim: (x * x).sum(dim))
 BATCHED = (5, 2, 3, 4)  # a batch of 5 samples of shape (2, 3, 4): vmap over every dim of one
@@ -17,20 +18,10 @@ BATCH_POSITIONS = (1, -1)
 
 def _operator_error(phase: str, error: Exception, dim) -> GradingError:
     """A hint for an error the operator raised, named only from PyTorch's own message."""
+    named = registration_error("squared_norm", "dim", error)
+    if named is not None:
+        return named
     message = str(error)
-    if "no fake impl" in message or "fake kernel" in message:
-        return GradingError("squared_norm has no fake implementation: add @squared_norm."
-                            "register_fake returning an empty tensor of the output's shape; "
-                            "torch.compile, opcheck and vmap's tracing need it", message,
-                            mistake="squared_norm/no-fake")
-    if "no autograd formula" in message or "does not require grad" in message:
-        return GradingError("squared_norm has no autograd registration: call "
-                            "squared_norm.register_autograd(backward, setup_context=...)",
-                            message)
-    if "incorrect number of gradients" in message:
-        return GradingError("squared_norm's backward returns the wrong number of gradients: "
-                            "one per input of the operator, (grad_x, None), None for dim",
-                            message, mistake="squared_norm/gradient-count")
     if phase.startswith("batching rule") and "is invalid for input of size" in message:
         return GradingError(
             f"squared_norm's batching rule reshapes x into sizes it does not have (dim={dim}): "
@@ -38,9 +29,7 @@ def _operator_error(phase: str, error: Exception, dim) -> GradingError:
             "dim, so the sizes it reshapes back to no longer multiply out to the output's; "
             "keep the batch dim its own dim and reduce the sample's dim past it",
             message, mistake="squared_norm/rule-folds-batch")
-    first = message.splitlines()[0] if message else ""
-    return GradingError(f"squared_norm's {phase} raised {type(error).__name__} with dim={dim}: "
-                        f"{first}", message)
+    return raised_error("squared_norm", phase, error, f"dim={dim}")
 
 
 class BatchWritten(GradingError):

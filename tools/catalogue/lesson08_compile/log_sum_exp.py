@@ -394,9 +394,9 @@ class LogSumExp(torch.autograd.Function):
             _edit(LSE, ("return grad_output.unsqueeze(ctx.dim) *",
                         "return grad_output.unsqueeze_(ctx.dim) *"))),
     # forward mode runs jvp right after setup_context, so values cannot show it; the global
-    # keeps the last call's input and output alive
+    # keeps the last call's input and output alive: the generic one-call check names the global
     Mistake("LogSumExp", "jvp reads x and the output from a global that setup_context fills",
-            "LogSumExp keeps a call's input and output alive after the call",
+            "LogSumExp.forward kept state outside ctx: _JVP in a module global",
             "_JVP = {}\n" + _edit(LSE, ("        ctx.save_for_forward(x, output)",
                                         "        _JVP['x'], _JVP['y'] = x, output"),
                                   ("    def jvp(ctx, x_tangent, dim_tangent):\n"
