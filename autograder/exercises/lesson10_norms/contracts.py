@@ -57,7 +57,8 @@ LAYER_NORM_RULES = {
                "LayerNormFunction/saved-x-hat-written-in-place": "weight and bias written into "
                                                                  "the saved x_hat in place",
                "raised:TypeError": "weight assumed present in backward",
-               "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"},
+               "LayerNormFunction/assumes-contiguous-grad-output": "grad_output flattened with "
+                                                                   ".view for the bias gradient"},
     "gradients": {"LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
                                                                "needs_input_grad says",
                   "LayerNormFunction/returns-none-gradient": "grad_weight gated on the bias's "
@@ -105,7 +106,8 @@ RMS_NORM_RULES = {
                "RMSNormFunction/eps-as-floor": "eps as a floor under the mean square",
                "RMSNormFunction/eps-lost-in-backward": "backward rebuilds rstd from the mean "
                                                        "square without eps",
-               "raised:RuntimeError": "grad_weight's rows flattened with .view"},
+               "RMSNormFunction/assumes-contiguous-grad-output": "grad_weight's rows flattened "
+                                                                 "with .view"},
     "by-hand": {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward"},
     "ctx": {"RMSNormFunction/state-on-class": "eps kept on the class"},
     "unwritten": {"RMSNormFunction/writes-grad-output": "projection subtracted in place from "
@@ -165,7 +167,8 @@ GROUP_NORM_RULES = {
                "GroupNormFunction/eps-lost-in-backward": "backward rebuilds rstd from the "
                                                          "variance without eps",
                "case:x of shape (0, 4, 3)": "rows of length -1, an empty batch unhandled",
-               "raised:RuntimeError": "grad_output viewed as rows"},
+               "GroupNormFunction/assumes-contiguous-grad-output": "grad_output viewed as "
+                                                                   "rows"},
     "gradients": {"case:returned a gradient for weight, which needs none": "grad_weight computed "
                                                                            "whenever there is a "
                                                                            "weight",

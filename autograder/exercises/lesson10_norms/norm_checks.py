@@ -9,9 +9,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ...checks import (Spec, case, make_inputs, reference_gradients, run_backward,
-                      run_forward)
-from ...diagnose import diagnose_gradient
+from ...checks import Spec, make_inputs, run_backward, run_forward
 from ...errors import GradingError
 from ...function_contract import rule_reference
 from ...exercise import sample
@@ -70,18 +68,6 @@ def eps_outside_root(values: dict, centred: bool, *, floor: bool = False) -> tor
     if values["weight"] is not None:
         y = y * values["weight"]
     return y + values["bias"] if values.get("bias") is not None else y
-
-
-EPS_OUTSIDE_ROOT = ("adds eps outside the square root (with eps=0.5 its output is the one for "
-                    "rstd = 1 / (sqrt(variance) + eps)): compare where your eps enters with the "
-                    "lesson's formula for r")
-
-def eps_as_floor(statistic: str = "variance", unit: str = "rows") -> str:
-    """The hint for eps used as a floor under ``statistic`` (the variance, or RMSNorm's mean
-    square), found on rows (``unit``) whose statistic lies below eps and above it."""
-    return (f"uses eps as a floor under the {statistic} (with eps=0.5 its output is the one for "
-            f"rstd = 1 / sqrt(max({statistic}, eps))), which leaves {unit} of {statistic} above eps "
-            "as if eps were 0: compare where your eps enters with the lesson's formula for r")
 
 
 # ------------------------------------------------------------------ what backward returned
@@ -295,38 +281,3 @@ def check_needs_input_grad(function, spec: Spec, values: dict, *,
     for wanted, ops in logs.items():
         needed = " and ".join(sorted(wanted, key=names.index))
         check_dead_work(spec, ops, sinks[wanted], full, needed, wanted, names)
-
-
-# ------------------------------------------------------------- accuracy at a large offset
-# ------------------------------------------------------------- non-contiguous grad_output
-def strided_grad_outputs(x: torch.Tensor) -> dict:
-    """Non-contiguous grad_outputs of x's shape, by layout: every other column of a wider
-    tensor (a slice downstream), and, for 3 or more dims, the first two dims transposed (a
-    transpose downstream: no view flattens the leading dims then), and for 4 or more the last
-    two transposed."""
-    shape, device, dtype = tuple(x.shape), x.device, x.dtype
-    wide = sample((*shape[:-1], 2 * shape[-1]), device, seed=13, dtype=dtype)
-    layouts = {"every other column of a wider tensor": wide[..., ::2]}
-    if x.dim() >= 3:
-        swapped = (shape[1], shape[0], *shape[2:])
-        layouts["its first two dims transposed"] = sample(swapped, device, seed=14,
-                                                          dtype=dtype).transpose(0, 1)
-    if x.dim() >= 4:  # two spatial dims or more: no view flattens them once they are swapped
-        swapped = (*shape[:-2], shape[-1], shape[-2])
-        layouts["its last two dims transposed"] = sample(swapped, device, seed=15,
-                                                         dtype=dtype).transpose(-1, -2)
-    return layouts
-
-
-def check_strided_grad_output(function, spec: Spec, values: dict, described: str) -> None:
-    """Backward given a non-contiguous grad_output (``strided_grad_outputs``): the same
-    gradients as a contiguous one (``described``: the inputs, for the hint)."""
-    for layout, grad_output in strided_grad_outputs(values["x"]).items():
-        inputs = make_inputs(values)
-        forward = run_forward(function, spec, inputs)
-        tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)}
-        with case(f"a non-contiguous grad_output, {layout}; {described}"):
-            grads = run_backward(spec, forward.output, tensors, grad_output).grads
-            truth = reference_gradients(spec, inputs, grad_output.contiguous())
-            for name, grad in zip(tensors, grads):
-                diagnose_gradient(name, grad, truth[name])

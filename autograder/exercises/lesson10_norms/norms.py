@@ -6,18 +6,17 @@ import itertools
 import torch
 import torch.nn.functional as F
 
-from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+from ...checks import (Spec, case, check_backward_by_hand, check_is_function,
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       make_inputs, run_backward, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise
-from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
-                          check_strided_grad_output, describe, eps_as_floor, eps_outside_root,
+from .norm_checks import (check_needs_input_grad, check_returned, describe, eps_outside_root,
                           norm_values, record_backward_returns, scalar_weight_hint,
                           unbiased_variance_hint)
-from .norm_eps_backward import check_eps_in_backward
+from .norm_eps_backward import check_eps_placement
 from .norm_grad_x import diagnose_grad_x
 from .norm_saved_output import recognise_saved_output
 from .norm_saved import check_saved, check_saved_in_float32, check_saved_precision
@@ -65,32 +64,6 @@ def check_grad_x_terms(function, spec: Spec, device) -> None:
     diagnose_grad_x(spec, grads[0], values, pristine, centred=_centred(spec))
 
 
-def check_grad_output_unwritten(function, spec: Spec, device) -> None:
-    """Rule 5 first, before any gradient's value is compared: a backward that writes into
-    grad_output (``g -= ...`` where ``g`` is grad_output itself, with weight=None) is named for
-    the write, though the gradient it returns may be right. Every weight/bias combination, x and
-    every tensor input requiring grad; anything that raises is left to the checks that follow."""
-    for weight, bias in _optional_inputs(spec):
-        values = _values(spec, (3,), 6, device, weight=weight, bias=bias, seed=2)
-        try:
-            inputs = make_inputs(values)
-            forward = run_forward(function, spec, inputs)
-            if not isinstance(forward.output, torch.Tensor) or \
-                    forward.output.shape != values["x"].shape:
-                return
-            grad_output = _grad_output(values, seed=2)
-            pristine, version = grad_output.clone(), grad_output._version
-            used = {name: value for name, value in inputs.items()
-                    if isinstance(value, torch.Tensor) and value.requires_grad}
-            run_backward(spec, forward.output, used, grad_output)
-        except NotImplementedError:
-            raise
-        except Exception:  # the learner's code may raise anything: the checks after name it
-            return
-        with case(describe(values)):
-            check_untouched(spec, grad_output, pristine, version)
-
-
 def grad_x_hint(function, spec: Spec, values: dict) -> None:
     """After a failed case, name a slip of grad_x on that case's own inputs: a row length read
     off another dim shows only where that dim's size differs from D."""
@@ -98,40 +71,22 @@ def grad_x_hint(function, spec: Spec, values: dict) -> None:
     grad_output = _grad_output(values, seed=3)
     try:
         output = function.apply(*inputs.values())
-        grad_x, = torch.autograd.grad(output, inputs["x"], grad_output)
+        grad_x, = torch.autograd.grad(output, inputs["x"], grad_output.clone())
     except Exception:  # the learner's code may raise anything: the first hint stands
         return
+    # a copy handed to backward: one that writes into grad_output is diagnosed on what it got
     diagnose_grad_x(spec, grad_x, values, grad_output, centred=_centred(spec))
 
 
 def check_eps_used(function, spec: Spec, device) -> None:
-    """With eps = 0.5 the output must differ from what a fixed small eps gives; rows whose
-    variance (mean square) lies far below eps and far above it tell eps used as a floor from
-    eps ignored."""
+    """eps = 0.5 on rows whose variance (mean square) lies far below it and far above it."""
     values = _values(spec, (3,), 4, device, eps=0.5, seed=4)
     values["x"] = values["x"] * torch.tensor([[0.1], [1.0], [4.0]], dtype=values["x"].dtype,
                                              device=values["x"].device)
-    output = run_forward(function, spec, make_inputs(values, requires_grad=False)).output
-    if not isinstance(output, torch.Tensor):
-        return
-    if output.shape == values["x"].shape and torch.allclose(output, spec.reference(**values)):
-        check_eps_in_backward(function, spec, values)  # forward right: backward's eps next
-        return
-    for fixed in (1e-5, 1e-6, 0.0):
-        ignored = spec.reference(**{**values, "eps": fixed})
-        if output.shape == ignored.shape and torch.allclose(output, ignored) and \
-                not torch.allclose(output, spec.reference(**values)):
-            raise GradingError(f"{spec.name} ignores its eps argument (with eps=0.5 its output "
-                               f"is the one for eps={fixed:g}): add the eps it is given")
-    statistic = "variance" if _centred(spec) else "mean square"
-    outside = eps_outside_root(values, _centred(spec))
-    if output.shape == outside.shape and torch.allclose(output, outside):
-        raise GradingError(f"{spec.name} {EPS_OUTSIDE_ROOT.replace('variance', statistic)}",
-                           mistake=f"{spec.name}/eps-outside-root")
-    floor = eps_outside_root(values, _centred(spec), floor=True)
-    if output.shape == floor.shape and torch.allclose(output, floor):
-        raise GradingError(f"{spec.name} {eps_as_floor(statistic)}",
-                           mistake=f"{spec.name}/eps-as-floor")
+    centred = _centred(spec)
+    check_eps_placement(function, spec, values, eps_outside_root(values, centred),
+                        eps_outside_root(values, centred, floor=True),
+                        statistic="variance" if centred else "mean square")
 
 
 def check_case(function, spec: Spec, values: dict, *, saved=True, tolerance=None) -> None:
@@ -177,7 +132,6 @@ def check_shifted(function, spec: Spec, device) -> None:
 def full(submission, spec: Spec, device) -> None:
     """The hidden battery on ``device``."""
     function = check_is_function(submission, spec)
-    check_grad_output_unwritten(function, spec, device)  # rule 5, before gradient values
     with case("x of shape (2, 3, 4), float64"):
         check_saved_precision(function, spec, _values(spec, (2, 3), 4, device))
     with case(describe(_values(spec, (3,), 6, device, bias=False))):
@@ -200,9 +154,6 @@ def full(submission, spec: Spec, device) -> None:
     covers("1-D x")
     if _centred(spec):
         covers("bias=None")
-    check_strided_grad_output(function, spec, _values(spec, (2, 3), 4, device, seed=22),
-                              "x of shape (2, 3, 4)")
-    covers("non-contiguous grad_output")
     small = _values(spec, (3,), 4, device, seed=5)
     small["x"] = 1e-3 * small["x"]  # rows whose variance is far below eps
     check_case(function, spec, small)
@@ -228,11 +179,6 @@ def full(submission, spec: Spec, device) -> None:
     # the contract: "returns None for, and computes nothing of" a gradient nobody needs
     check_each_input_alone(function, spec, _values(spec, (3,), 5, device, seed=21),
                            frozen_get_none=True)
-    for weight, bias in _optional_inputs(spec):
-        with case(describe(_values(spec, (2,), 3, device, weight=weight, bias=bias))):
-            check_gradcheck(function, spec, _values(spec, (2,), 3, device, weight=weight,
-                                                    bias=bias))
-    check_gradcheck(function, spec, _values(spec, (), 3, device))
 
 
 def _example(spec: Spec):
@@ -264,8 +210,7 @@ def _rows_apart(device, dtype) -> dict:
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s, device: full(s, LAYER_NORM, device),
              example=lambda: _example(LAYER_NORM),
-             contract=("weight=None", "bias=None", "1-D x", "non-contiguous grad_output",
-                       "rows like 1e4 + N(0, 1) in float32",
+             contract=("weight=None", "bias=None", "1-D x", "rows like 1e4 + N(0, 1) in float32",
                        "rows like 1e8 + N(0, 1) in float64"),
              clauses=LAYER_NORM_CLAUSES, rules=LAYER_NORM_RULES,
              domain=Domain(LAYER_NORM, _domain_values(LAYER_NORM), constants={"eps": EPS},
@@ -274,7 +219,7 @@ EXERCISES = [
                                            torch.float32, Tolerance(0, 1e-2)))),
     Exercise("RMSNormFunction", "10_norms", lambda s, device: full(s, RMS_NORM, device),
              example=lambda: _example(RMS_NORM),
-             contract=("weight=None", "1-D x", "non-contiguous grad_output"),
+             contract=("weight=None", "1-D x"),
              clauses=RMS_NORM_CLAUSES, rules=RMS_NORM_RULES,
              domain=Domain(RMS_NORM, _domain_values(RMS_NORM), constants={"eps": EPS})),
 ]
