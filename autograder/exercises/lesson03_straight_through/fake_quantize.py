@@ -259,9 +259,9 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
 
 
 def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool = True):
-    """Forward, both gradients, then grad_output and the inputs left untouched."""
+    """Forward, then both gradients (grad_output and the inputs left as given: the per-call
+    watch, autograder.untouched)."""
     inputs = make_inputs(values)
-    before = {n: inputs[n].detach().clone() for n in ("x", "scale")}
     forward = run_forward(function, FAKE_QUANTIZE, inputs)
     check_forward(forward.output, values)
     check_no_copy_saved(FAKE_QUANTIZE, forward, inputs)
@@ -270,13 +270,6 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
     grad_output = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
     pristine = grad_output.clone()
     backward = run_backward(FAKE_QUANTIZE, forward.output, inputs, grad_output)
-    if not torch.equal(grad_output, pristine):
-        raise GradingError("backward modified grad_output in place: compute a new tensor "
-                           "instead (e.g. grad_output * inside)")
-    for name, value in before.items():
-        if not torch.equal(inputs[name].detach(), value):
-            raise GradingError(f"FakeQuantize modified its input {name} in place: inputs must "
-                               "stay untouched")
     # each returns the conventions it matches; one surrogate must give both gradients
     try:
         for_x = check_grad_x(forward, values, backward.grads[0], pristine) or set(CONVENTIONS)

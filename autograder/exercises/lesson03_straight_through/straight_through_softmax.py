@@ -11,8 +11,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ...checks import (Spec, case, check_backward_by_hand, check_is_function,
-                      check_no_ctx_tensors, make_inputs, run_backward, run_forward)
+from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors, make_inputs,
+                      run_backward, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain
@@ -244,7 +244,6 @@ def _run_forward(function, inputs: dict):
 def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_output=None):
     """Exact one-hot forward, the softmax's vector-Jacobian product in backward, by hand."""
     inputs = make_inputs(values_)
-    before = inputs["logits"].detach().clone()
     forward = _run_forward(function, inputs)
     logits = values_["logits"]
     try:
@@ -265,16 +264,10 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
                                   dtype=logits.dtype).to(logits.device)
     pristine = grad_output.clone()
     backward = run_backward(STS, forward.output, inputs, grad_output)
-    if not torch.equal(grad_output, pristine):
-        raise GradingError("backward modified grad_output in place: compute a new tensor")
-    if not torch.equal(inputs["logits"].detach(), before):
-        raise GradingError("StraightThroughSoftmax modified its input logits in place (forward or "
-                           "backward): keep inputs untouched; compute a new tensor")
     check_gradient(values_, backward.grads[0], pristine, forward)
     check_no_ctx_tensors(STS, forward)
     check_no_copy_saved(STS, forward, inputs)
     _check_saved_wider(forward, logits)
-    check_backward_by_hand(STS, backward)
 
 
 def full(submission, device) -> None:

@@ -24,7 +24,7 @@ MISTAKES = [
             _clipped("        return grad_output * ctx.mask",
                      "        ctx.mask = x.abs() <= 1\n        return torch.sign(x)")),
     Mistake("StraightThroughSoftmax", "backward by the built-in _softmax_backward_data",
-            "uses the built-in op _softmax_backward_data",
+            "the built-in op _softmax_backward_data",
             _sts(READ + "        return torch._softmax_backward_data(grad_output, soft, -1, "
                  "soft.dtype) / ctx.tau, None")),
     Mistake("StraightThroughSoftmax", "backward through torch.autograd.functional.vjp",
