@@ -20,10 +20,8 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .saved_any_dtype import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_scale_gradient,
-                                      check_one_convention,
-                                      check_reciprocal_in_float32, check_scale_in_float32,
-                                      check_x_units,
-                                      expected_gradients, local_gradients,
+                                      check_float32_steps, check_one_convention, check_x_units,
+                                      expected_gradients,
                                       probe_scale_gradient, probe_v_in_float32,
                                       SCALE_MISTAKES, scale_candidates, scale_near_miss)
 from .contracts import FAKE_QUANTIZE_CLAUSES, FAKE_QUANTIZE_RULES, X_LAYOUT_CLAUSE
@@ -225,23 +223,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
                 raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}",
                                    mistake=SCALE_MISTAKES)
-    check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, CONVENTIONS)
-    check_reciprocal_in_float32(x, scale, qmin, qmax, grad_output, got, references,
-                                CONVENTIONS)
-    if x.dtype == torch.float64:  # each element's term rounded to float32, then summed
-        for convention, reference in zip(CONVENTIONS, references):
-            local = local_gradients(x, scale, qmin, qmax, convention)[1]
-            term = grad_output * local.float().to(x.dtype)
-            near = 1e-12 * term.abs().sum()
-            if (torch.allclose(got, term.sum(), rtol=1e-10, atol=near.item())
-                    and not torch.allclose(term.sum(), reference, rtol=rtol, atol=atol)):
-                raise GradingError(
-                    "FakeQuantize's gradient for scale is the sum of grad_output times each "
-                    "element's d(output)/d(scale) rounded to float32 (it gives "
-                    f"{exact(got.item())}, expected {exact(reference.item())}): that term was "
-                    "computed in float32 for float64 x (a .float(), or a tensor made in the "
-                    "default dtype); keep it in x's dtype",
-                    mistake="FakeQuantize/grad-scale-in-float32")
+    check_float32_steps(x, scale, qmin, qmax, grad_output, got, references)
     for reference in references:
         float32_step("FakeQuantize's gradient for scale", got, reference, x,
                       f"it gives {exact(got.item())}, expected {exact(reference.item())}",

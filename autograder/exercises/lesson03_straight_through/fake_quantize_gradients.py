@@ -8,13 +8,14 @@ import torch
 from ...checks import make_inputs, run_backward, run_forward
 from ...diagnose import exact
 from ...errors import GradingError
-from .fake_quantize_spec import CONVENTIONS, judged
+from .fake_quantize_spec import CONVENTIONS, judged, tolerance
 
 
-def local_gradients(x, scale, qmin, qmax, convention="v"):
+def local_gradients(x, scale, qmin, qmax, convention="v", v=None):
     """(inside mask, each element's d(output)/d(scale)) of the contract, the clip judged on
-    ``v`` or on ``round(v)``, at both edges or one at each (``CONVENTIONS``)."""
-    v = x / scale
+    ``v`` or on ``round(v)``, at both edges or one at each (``CONVENTIONS``); ``v`` is
+    ``x / scale`` unless given (another spelling of it)."""
+    v = x / scale if v is None else v
     rounded = torch.round(v)
     at_qmin, at_qmax = judged(v, rounded, convention)
     below, above = at_qmin < qmin, at_qmax > qmax
@@ -125,25 +126,6 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
     ]
 
 
-def check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, conventions):
-    """Name a gradient for scale that is the contract's with scale rounded to float32 (a scale
-    saved or cast with .float() for float64 x), where that rounding changes it."""
-    narrow = scale.detach().float().to(x.dtype)
-    if x.dtype != torch.float64 or torch.equal(narrow, scale.detach()):
-        return
-    for convention, reference in zip(conventions, references):
-        candidate = expected_gradients(x, narrow, qmin, qmax, grad_output, convention)[1]
-        near = 1e-12 * (grad_output.abs().sum() * (qmax - qmin + 1)).item()
-        if (torch.allclose(got, candidate, rtol=1e-10, atol=near)
-                and not torch.allclose(candidate, reference, rtol=1e-10, atol=1e-11)):
-            raise GradingError(
-                "FakeQuantize's gradient for scale is what scale rounded to float32 gives (it "
-                f"gives {exact(got.item())}, expected {exact(reference.item())}): backward used "
-                f"scale as float32 ({exact(narrow.item())} for {exact(scale.item())}, a .float() "
-                "on the saved scale) with float64 x, so v = x / scale lost float64's digits; "
-                "save and use scale in its own dtype", mistake="FakeQuantize/scale-in-float32")
-
-
 def x_units(x, scale, qmin, qmax):
     """(inside mask, each element's d(output)/d(scale)) with the clip judged in x's units,
     qmin * scale <= x <= qmax * scale: off powers of two those products round, and the edge
@@ -203,27 +185,32 @@ def scale_near_miss(got, references) -> str | None:
     return None
 
 
-def check_reciprocal_in_float32(x, scale, qmin, qmax, grad_output, got, references,
-                                conventions):
-    """Name a gradient for scale that is the contract's with v = x * (1 / scale), the
-    reciprocal rounded to float32 (1 / scale.float() for float64 x), where that rounding
-    changes it: a probe, not a guess, since every other step is the contract's."""
-    s = scale.detach()
+def check_float32_steps(x, scale, qmin, qmax, grad_output, got, references) -> None:
+    """Name a gradient for scale, for float64 x, that is the contract's with one step rounded
+    to float32 where that rounding changes it: scale itself (a .float() on the saved scale),
+    the reciprocal in v = x * (1 / scale), or each element's term before the sum. A probe, not
+    a guess: every other step is the contract's."""
     if x.dtype != torch.float64:
         return
+    s = scale.detach()
+    near = 1e-12 * (grad_output.abs().sum() * (qmax - qmin + 1)).item()
+    narrow = s.float().to(x.dtype)
+    for convention, reference in zip(CONVENTIONS, references):
+        candidate = (grad_output * local_gradients(x, narrow, qmin, qmax, convention)[1]).sum()
+        if (not torch.equal(narrow, s) and torch.allclose(got, candidate, rtol=1e-10, atol=near)
+                and not torch.allclose(candidate, reference, rtol=1e-10, atol=1e-11)):
+            raise GradingError(
+                "FakeQuantize's gradient for scale is what scale rounded to float32 gives (it "
+                f"gives {exact(got.item())}, expected {exact(reference.item())}): backward used "
+                f"scale as float32 ({exact(narrow.item())} for {exact(s.item())}, a .float() "
+                "on the saved scale) with float64 x, so v = x / scale lost float64's digits; "
+                "save and use scale in its own dtype", mistake="FakeQuantize/scale-in-float32")
     for reciprocal in ((1 / s.float()).to(x.dtype), (1 / s).float().to(x.dtype)):
-        if torch.equal(reciprocal, 1 / s):
-            continue
-        v = x * reciprocal
-        rounded = torch.round(v)
-        for convention, reference in zip(conventions, references):
-            at_qmin, at_qmax = judged(v, rounded, convention)
-            below, above = at_qmin < qmin, at_qmax > qmax
-            clipped = torch.where(below, float(qmin), float(qmax)).to(x.dtype)
-            local = torch.where(~below & ~above, rounded - v, clipped)
+        for convention, reference in zip(CONVENTIONS, references):
+            local = local_gradients(x, s, qmin, qmax, convention, v=x * reciprocal)[1]
             candidate = (grad_output * local).sum()
-            near = 1e-12 * (grad_output.abs().sum() * (qmax - qmin + 1)).item()
-            if (torch.allclose(got, candidate, rtol=1e-10, atol=near)
+            if (not torch.equal(reciprocal, 1 / s)
+                    and torch.allclose(got, candidate, rtol=1e-10, atol=near)
                     and not torch.allclose(candidate, reference, rtol=1e-10, atol=1e-11)):
                 raise GradingError(
                     "your gradient for scale agrees to float32 precision only: it is what "
@@ -233,6 +220,17 @@ def check_reciprocal_in_float32(x, scale, qmin, qmax, grad_output, got, referenc
                     "in float32 (1 / scale.float(), or a float32 reciprocal) for float64 x, so "
                     "v = x * (1 / scale) lost float64's digits; compute the reciprocal in "
                     "scale's own dtype", mistake="FakeQuantize/reciprocal-in-float32")
+    rtol, atol = tolerance(x.dtype)
+    for convention, reference in zip(CONVENTIONS, references):
+        term = grad_output * local_gradients(x, s, qmin, qmax, convention)[1].float().to(x.dtype)
+        if (torch.allclose(got, term.sum(), rtol=1e-10, atol=1e-12 * term.abs().sum().item())
+                and not torch.allclose(term.sum(), reference, rtol=rtol, atol=atol)):
+            raise GradingError(
+                "FakeQuantize's gradient for scale is the sum of grad_output times each "
+                "element's d(output)/d(scale) rounded to float32 (it gives "
+                f"{exact(got.item())}, expected {exact(reference.item())}): that term was "
+                "computed in float32 for float64 x (a .float(), or a tensor made in the "
+                "default dtype); keep it in x's dtype", mistake="FakeQuantize/grad-scale-in-float32")
 
 
 def check_x_units(x, scale, qmin, qmax, grad_output, got, tolerance, which: int) -> None:
