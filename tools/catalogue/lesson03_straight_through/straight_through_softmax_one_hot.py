@@ -28,7 +28,7 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("StraightThroughSoftmax", "rows looped with torch.stack: raises on an empty batch",
-            "StraightThroughSoftmax.forward raised RuntimeError with logits of shape (0, 5)",
+            "StraightThroughSoftmax.forward raised RuntimeError with logits of shape (0, 4)",
             _sts(READ + RIGHT, "        n = logits.shape[-1]\n"
                  "        soft = torch.softmax(logits / tau, dim=-1)\n"
                  "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
