@@ -12,8 +12,7 @@
 # **About 95 minutes** for the main path, up to the Summary: reading and running it, and the three
 # exercises. The optional part after it takes about 25 minutes more.
 #
-# PyTorch differentiates almost everything you write. This course is about the cases where you
-# take over: you write the forward computation **and** its gradient yourself, in a
+# This course is about writing the forward computation **and** its gradient yourself, in a
 # `torch.autograd.Function`. By the end of this lesson you can:
 # 1. say what `forward`, `backward`, `ctx` and `.apply` each do;
 # 2. derive a backward from the chain rule, one index at a time, and decide what forward must
@@ -24,10 +23,9 @@
 # Every Function you write obeys the six rules of the [Function contract](function_contract.md).
 # This lesson shows each rule once; open the page when a check names one.
 #
-# Exercises are marked **✎ Exercise**: `Square`, `WeightedSum`, and `Outer`, which you write
-# alone. Each self-check cell runs every check the hidden tests run (they add a GPU run when there
-# is one). **Predict, then run** cells ask for your prediction in a variable; the next cell
-# compares it with PyTorch.
+# Exercises are marked **✎ Exercise**. Each self-check runs every check the hidden tests run
+# (they add a GPU run when there is one). **Predict, then run** cells take your prediction in a
+# variable; the next cell compares it with PyTorch.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -46,8 +44,8 @@ _ = torch.manual_seed(0)
 # %% [markdown]
 # ## Why write your own backward?
 #
-# Autograd records every operation of the forward pass and replays their derivatives backwards.
-# You write a `Function` when:
+# Autograd records the forward pass and replays its derivatives backwards. You write a
+# `Function` when:
 #
 # - **the formula autograd would differentiate is unstable**, but you know a stable gradient
 #   (lesson 01);
@@ -110,20 +108,17 @@ class Norm(torch.autograd.Function):
 
 
 # %% [markdown]
-# Five things to notice:
+# Four things to notice:
 #
 # - `forward` and `backward` are `@staticmethod`s. Their first argument, `ctx`, carries
 #   information from forward to backward.
 # - `ctx.save_for_backward` is called in forward, `ctx.saved_tensors` read in backward only.
-# - `forward` runs ordinary tensor operations on an `x` that requires grad. Does autograd record
-#   them? The cells after the demo ask.
 # - `backward` returns **one gradient per input of forward**, of that input's shape.
 # - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`: `apply`
 #   links the output into the autograd graph.
 #
-# A limit: at a row of zeros, $y = 0$ and backward divides $0$ by $0$. The norm has no derivative
-# there; `torch.linalg.vector_norm`'s gradient at a zero row is $0$, a convention. A Function you ship must decide
-# what it does at such points, and say so.
+# At a row of zeros backward divides $0$ by $0$: the norm has no derivative there
+# (`torch.linalg.vector_norm` gives $0$, a convention). A Function you ship decides, and says so.
 
 # %%
 x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
@@ -139,8 +134,6 @@ print("y.grad_fn is a", type(y.grad_fn).__name__)
 # **Predict, then run.** `NormReports` is `Norm` with a forward that first notes on `ctx` what
 # `torch.is_grad_enabled()` returns there, and the `grad_fn` of `x.square()`. Inside `forward`,
 # is grad mode on (`True` or `False`)? Does `x.square()` get a `grad_fn` (`True` if it does)?
-# (Its forward ends with `return Norm.forward(ctx, x)`, a plain call of another static method
-# with the same `ctx`: `NormReports.apply` does the linking.)
 
 # %%
 ### BEGIN WORKED
@@ -161,7 +154,7 @@ class NormReports(Norm):
     def forward(ctx, x):
         ctx.grad_enabled = torch.is_grad_enabled()
         ctx.square_grad_fn = x.square().grad_fn
-        return Norm.forward(ctx, x)
+        return Norm.forward(ctx, x)  # a plain call, same ctx: NormReports.apply links
 
 
 x = torch.tensor([[3.0, 4.0]], requires_grad=True)
@@ -358,9 +351,8 @@ compare_all(predicted_from_output, {
 # be written from it, and here it cannot. Lesson 01 meets functions where it can.
 # </details>
 #
-# When `gradcheck` fails on your own Function, read what it raises: the numerical Jacobian from
-# finite differences and the analytical one from your backward, one row per input entry (the
-# transpose of $J$ above). Here the diagonals differ in sign exactly where $x < 0$.
+# A failing `gradcheck` prints the numerical Jacobian and your backward's, one row per input entry
+# (the transpose of $J$): here the diagonals differ in sign where $x < 0$.
 
 # %%
 try:
@@ -369,11 +361,135 @@ except GradcheckError as error:
     print(error)
 
 # %% [markdown]
-# ## Before `WeightedSum`: floats, and calls that overlap
+# ### Two calls before one backward
 #
-# `WeightedSum`, next, takes two Python floats besides its tensors.
+# **Predict, then run.** `SquareOnClass` is `Square` keeping $x$ for backward on its class,
+# `SquareOnClass.x = x`, where `Square` saved it. A model calls it twice before any backward, on
+# ones and then on threes; then the first call's output is backpropagated. What is each entry of
+# the first input's gradient?
+
+# %%
+### BEGIN WORKED
+predicted_on_class = {"first input's gradient, each entry": 6.0}
+### LEARNER
+predicted_on_class = {"first input's gradient, each entry": None}  # a number
+### END WORKED
+
+
+# %%
+class SquareOnClass(torch.autograd.Function):
+    """y = x ** 2, keeping x on the class for backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        SquareOnClass.x = x
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 2 * SquareOnClass.x
+
+
+x_first, x_second = torch.ones(2, requires_grad=True), torch.full((2,), 3.0, requires_grad=True)
+y_first = SquareOnClass.apply(x_first)
+y_second = SquareOnClass.apply(x_second)  # a second call, before the first one's backward
+y_first.sum().backward()
+compare_all(predicted_on_class, {"first input's gradient, each entry": x_first.grad[0].item()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
+# `6.0`, where $2x = 2$ was asked. The class is one object, shared by every call: the second
+# call's `SquareOnClass.x` replaced the first call's $x$ before its backward ran, and nothing
+# warned. A model calls one Function many times (once per layer) before any backward runs:
+# rule 4 of the [contract](function_contract.md).
+# </details>
+
+# %% [markdown]
+# ## ✎ Exercise 2 · `WeightedSum`
+#
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
+# for tensors `x1` and `x2` of the same shape and Python floats `w1` and `w2`.
+#
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
+#
+# - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
+#   `w2`, 0 included, with every digit of each weight.
+#
+# Answer on paper first, with the [contract](function_contract.md) open:
+#
+# 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
+#    the four inputs appear in them, so which must backward have?
+# 2. `w1` and `w2` are Python floats. What can `ctx.save_for_backward` take (try it)? Where can
+#    one call keep something for its own backward alone?
+# 3. Backward returns one value per input of forward: what goes in the floats' places?
+# 4. When is each gradient worth computing, and how does backward know?
+#
+# <details><summary><b>Hint 1</b> (a question)</summary>
+#
+# If you nudge $x_{1,j}$ by a small $\varepsilon$, by how much does $y_j$ move? Does the answer
+# depend on any tensor?
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
+#
+# Both Jacobians are diagonal, as for `Square`. Which of the four inputs does each diagonal entry
+# contain, and which of them must backward still have?
+# </details>
+#
+# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
+#
+# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
+# `[2.0, 8.0]` for `x1` and `[-0.5, -2.0]` for `x2`.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
+class WeightedSum(torch.autograd.Function):
+    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ### BEGIN SOLUTION
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
+        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
+        return grad_x1, grad_x2, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
+self_check("WeightedSum", WeightedSum)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("WeightedSum", WeightedSum)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
+# $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
+# forward saves no tensor: the two floats go on `ctx` as plain attributes, since
+# `save_for_backward` takes tensors only. Every call gets its own `ctx`, where the class is shared
+# by every call, as `SquareOnClass` showed. The floats' places in backward's return take `None`,
+# and each gradient is computed only where its `ctx.needs_input_grad` entry is `True`.
+# </details>
+
+# %% [markdown]
+# ## Several inputs, and inputs that are not tensors
+#
+# What you decided for `WeightedSum` holds in every exercise: rules 2 and 4 of the
+# [contract](function_contract.md). Tensors go through `save_for_backward`, not `ctx.x = x`: a
+# saved tensor changed in place before backward makes backward raise, not return a silently
+# wrong gradient.
+#
+# **Predict, then run**, to confirm what you decided: `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
 # forward saves what you pass as `save` and whose backward returns what you pass as `returns`,
 # and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
 # `grad_output` for `x` and, for `c`, a 0-d tensor of zeros raise? And one that returns `None`
@@ -438,134 +554,6 @@ compare_all(predicted_shift, {
 # `(True, False)`), and autograd cannot give it one: its place in backward's return takes
 # `None`, nothing else.
 # </details>
-#
-# **Predict, then run.** `Scale` computes $y = c\,x$ for a Python float $c$, and keeps $c$ for
-# backward on its class: `Scale.c = c`. A model calls it twice before any backward, at
-# `c = 2.0` and then `c = 3.0`; then the first call's output is backpropagated. What is each
-# entry of the first input's gradient?
-
-# %%
-### BEGIN WORKED
-predicted_scale = {"first input's gradient, each entry": 3.0}
-### LEARNER
-predicted_scale = {"first input's gradient, each entry": None}  # a number
-### END WORKED
-
-
-# %%
-class Scale(torch.autograd.Function):
-    """y = c * x, c a Python float, kept on the class for backward."""
-
-    @staticmethod
-    def forward(ctx, x, c):
-        Scale.c = c
-        return c * x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * Scale.c, None
-
-
-x_first, x_second = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
-y_first = Scale.apply(x_first, 2.0)
-y_second = Scale.apply(x_second, 3.0)  # a second call, before the first one's backward
-y_first.sum().backward()
-compare_all(predicted_scale, {"first input's gradient, each entry": x_first.grad[0].item()})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `3.0`, where $c = 2$ was asked. The class is one object, shared by every call: the second
-# call's `Scale.c = 3.0` replaced the first call's $c$ before its backward ran, and nothing
-# warned. A model's forward pass calls one Function many times (once per layer) before any
-# backward runs.
-# </details>
-
-# %% [markdown]
-# ## ✎ Exercise 2 · `WeightedSum`
-#
-# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
-# for tensors `x1` and `x2` of the same shape and Python floats `w1` and `w2`.
-#
-# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
-# own contract:
-#
-# - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
-#   `w2`, 0 included, with every digit of each weight.
-#
-# Answer on paper first:
-#
-# 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
-#    entries are non-zero, and which of the four inputs appear in them?
-# 2. How many values does backward return, and what goes in the places of `w1` and `w2`? When
-#    `x1` is data (it needs no gradient) but `x2` does, is `x1`'s gradient worth computing, and
-#    what tells backward which inputs need one?
-# 3. So what must forward keep for backward, and where, after what `save_for_backward` took in
-#    `shift` and what the class kept in `Scale`?
-#
-# <details><summary><b>Hint 1</b> (a question)</summary>
-#
-# If you nudge $x_{1,j}$ by a small $\varepsilon$, by how much does $y_j$ move? Does the answer
-# depend on any tensor?
-# </details>
-#
-# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
-#
-# Both Jacobians are diagonal, as for `Square`. Which of the four inputs does each diagonal entry
-# contain, and which of them must backward still have?
-# </details>
-#
-# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
-#
-# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
-# `[2.0, 8.0]` for `x1` and `[-0.5, -2.0]` for `x2`.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
-class WeightedSum(torch.autograd.Function):
-    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
-
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ### BEGIN SOLUTION
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
-        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
-        return grad_x1, grad_x2, None, None
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
-self_check("WeightedSum", WeightedSum)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("WeightedSum", WeightedSum)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
-# $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
-# forward saves none: the two floats go on `ctx` as plain attributes. Every call gets its own
-# `ctx`, where the class (or a global) is shared by every call, as `Scale` showed.
-# </details>
-
-# %% [markdown]
-# ## Several inputs, and inputs that are not tensors
-#
-# What you decided for `WeightedSum` holds in every exercise, as rules 2 and 4 of the
-# [Function contract](function_contract.md): **one value per forward input**, in order; a
-# gradient for each input whose `ctx.needs_input_grad` entry is `True`, of that input's shape,
-# and `None` for every other (a number, a flag, a tensor that needs no gradient); and a call's
-# state on its own `ctx`. Tensors go through `save_for_backward`, not `ctx.x = x`: a saved tensor
-# changed in place before backward makes backward raise, not return a silently wrong gradient
-# (lesson 01's optional part shows one).
 
 # %% [markdown]
 # ## Worked example: `FirstDifference`, where each input reaches two outputs
@@ -643,7 +631,7 @@ jacobian_view(FirstDifference,
 #
 # - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, $0$
 #   included;
-# - forward saves no memory it allocated, its output included;
+# - forward saves no memory it allocated;
 # - backward does no work for a gradient nobody needs.
 #
 # Rules 2 (`None` where none is needed) and 3 (backward is yours) of the
@@ -762,12 +750,11 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
 # | a backward that leaves out `grad_output` | right only after `.sum()` | weight each derivative by its entry of `grad_output` |
 # | a Jacobian built as a matrix (`torch.diag`) | memory quadratic in the size (rule 3) | the vector-Jacobian product |
 # | saving `y = x ** 2` for `Square` | the sign of `x` is lost | save `x` |
-# | `ctx.x = x` | an in-place change to `x` before backward: a silently wrong gradient; saved-tensor hooks skip `x`; it outlives backward while `y` lives (rule 4) | `ctx.save_for_backward(x)` |
+# | `ctx.x = x` | a silently wrong gradient after an in-place change to `x`; saved-tensor hooks skip it (rule 4) | `ctx.save_for_backward(x)` |
 # | `Square.x = x` or a global | a second call overwrites it before the first one's backward (rule 4) | `ctx.save_for_backward(x)` |
 # | a gradient for a float, or too few values | `RuntimeError` (rule 2) | one value per input, `None` for a float |
 # | `grad_output *= ...` in backward | another branch reads the changed `grad_output` (rule 5) | a new tensor: `grad_output * ...` |
 # | `.view(-1)` or `.squeeze()` | fails on a transposed input or a dimension of size 1 (rule 1) | `.reshape`, element-wise operations |
-# | `gradcheck` on float32 | spurious failures | float64 |
 
 # %% [markdown]
 # ## Summary

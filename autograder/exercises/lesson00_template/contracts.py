@@ -93,7 +93,7 @@ OUTER_CLAUSES = (
             "Outer/wrong-gradient-shape": "sums over the wrong index",
             "Outer/ignores-grad-output": "forgets grad_output",
             "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
-    Clause("forward saves no memory it allocated, its output included;",
+    Clause("forward saves no memory it allocated;",
            {"Outer/saves-more-than-inputs": "saves the output"}),
     Clause("backward does no work for a gradient nobody needs.",
            {"Outer/computes-unneeded-gradient":

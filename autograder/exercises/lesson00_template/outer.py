@@ -58,15 +58,15 @@ def check_saves_only_inputs(forward) -> None:
     others = [saved for saved in forward.saved if not saved.role.startswith("input")]
     if others:
         what = others[0]
-        why = ("that keeps the (m, n) output alive until backward; the contract: forward saves "
-               "no memory it allocated, its output included. Which tensors does each gradient "
-               "read?"
-               if what.role == "output" else
-               "a copy, or anything else forward computed, is memory forward allocated; the "
-               "contract: forward saves no memory it allocated, its output included")
-        raise GradingError(
-            f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
-            f"{what.shape} ({what.nbytes} bytes): {why}", mistake="Outer/saves-more-than-inputs")
+        seen = (f"its output, of shape {what.shape} ({what.nbytes} bytes forward allocated): "
+                "that keeps the (m, n) output alive until backward"
+                if what.role == "output" else
+                f"a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape {what.shape} "
+                f"({what.nbytes} bytes): a copy, or anything else forward computed, is memory "
+                "forward allocated")
+        question = " Which tensors does each gradient read?" if what.role == "output" else ""
+        raise GradingError(f"Outer saved {seen}; the contract: forward saves no memory it "
+                           f"allocated.{question}", mistake="Outer/saves-more-than-inputs")
 
 
 def check_saves_only_strided_inputs(function, device) -> None:

@@ -89,7 +89,7 @@ MISTAKES = [
             _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return ((grad_output * v).sum(0) if need_u else None,\n"
                    "                (grad_output * u[:, None]).sum(1) if need_v else None)")),
-    Mistake("Outer", "saves the output", "Outer saved an output of shape (4, 3)",
+    Mistake("Outer", "saves the output", "Outer saved its output, of shape (4, 3)",
             _outer("        u, v, y = ctx.saved_tensors\n        need_u, need_v = ctx.needs_input_grad\n"
                    "        return (grad_output @ v if need_u else None,\n"
                    "                u @ grad_output if need_v else None)",

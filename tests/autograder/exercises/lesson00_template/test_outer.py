@@ -54,7 +54,7 @@ def test_u_and_v_swapped_are_named_by_shape(raises_hint):
 
 def test_views_of_the_inputs_count_as_the_inputs():
     """Does saving u.unsqueeze(1) and v.unsqueeze(0), views that cost no memory, meet "forward
-    saves no memory it allocated, its output included"?"""
+    saves no memory it allocated"?"""
     outer_full(load("Outer", VIEWS), torch.device("cpu"))
 
 
