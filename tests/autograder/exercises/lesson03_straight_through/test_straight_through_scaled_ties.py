@@ -53,9 +53,15 @@ def test_a_one_hot_of_another_argmax_is_named(entry, hint, expected, raises_hint
     assert graded_mistake("StraightThroughSoftmax", entry) == expected
 
 
-def test_logits_divided_in_place_fail_the_battery(raises_hint):
-    """Does the battery itself, not only the expanded-layout domain case, catch a backward
-    that divides the saved logits in place?"""
-    with raises_hint("StraightThroughSoftmax modified its input logits in place"):
-        run("StraightThroughSoftmax", mistake("StraightThroughSoftmax",
-                                              "backward divides the saved logits in place"))
+def test_logits_divided_in_place_fail_on_a_battery_call():
+    """Does grading catch a backward that divides the saved logits in place on the battery's
+    own first call (the per-call watch, autograder.untouched), not only in the expanded-layout
+    domain case?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict("StraightThroughSoftmax", mistake(
+        "StraightThroughSoftmax", "backward divides the saved logits in place"))
+    assert not verdict.passed
+    assert verdict.mistake == "StraightThroughSoftmax/writes-input"
+    assert ("modified its input logits in place on one of the grader's calls (logits of shape "
+            "(5, 5)") in verdict.message.splitlines()[0]
