@@ -39,7 +39,8 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
         if "save_for_backward can only save variables" in str(error):
             raise GradingError(
                 f"{spec.name}.forward passed a non-tensor to ctx.save_for_backward: save tensors "
-                "(or None) there and keep numbers, flags and functions as plain ctx attributes",
+                "(or None) there and keep numbers, flags and functions as plain ctx attributes "
+                f"{rule_reference('ctx')}",
                 str(error), mistake=f"{spec.name}/saves-non-tensor") from error
         raise _explain_type_error(spec, error, inputs) from error
     except (RuntimeError, ValueError) as error:  # torch.einsum through opt_einsum: ValueError
@@ -77,7 +78,8 @@ def check_layout_untouched(spec: Spec, grad_output, before: list) -> None:
                 f"{spec.name}'s backward changed grad_output's {what} in place, from "
                 f"{was[index]} to {now[index]} ({ops} does that): grad_output belongs to "
                 f"autograd and may be read after your backward. Which out-of-place form "
-                f"({views}) gives you the same view without changing it?",
+                f"({views}) gives you the same view without changing it? "
+                f"{rule_reference('unwritten')}",
                 mistake=f"{spec.name}/writes-grad-output")
 
 
@@ -211,7 +213,8 @@ def check_no_ctx_tensors(spec: Spec, forward: ForwardTrace) -> None:
                  "its memory until Python's garbage collector runs" if kept else "")
         raise GradingError(
             f"{spec.name} stores a tensor as {where}: use ctx.save_for_backward so autograd "
-            f"can detect in-place changes and saved-tensor hooks see it{cycle}",
+            f"can detect in-place changes and saved-tensor hooks see it{cycle} "
+            f"{rule_reference('ctx')}",
             mistake=f"{spec.name}/tensor-on-ctx")
 
 
@@ -220,13 +223,15 @@ def check_backward_by_hand(spec: Spec, backward: BackwardTrace) -> None:
     if backward.reentered_autograd:
         raise GradingError(
             f"{spec.name}.backward calls {backward.reentered_autograd[0]}: "
-            "write the gradient formula by hand instead of asking autograd",
+            "write the gradient formula by hand instead of asking autograd "
+            f"{rule_reference('by-hand')}",
             mistake=f"{spec.name}/asks-autograd")
     builtin = sorted({op for op in backward.ops if "backward" in op})
     if builtin:
         raise GradingError(
             f"{spec.name}.backward uses the built-in op {builtin[0]}: "
-            "write the gradient formula by hand", mistake=f"{spec.name}/builtin-backward-op")
+            f"write the gradient formula by hand {rule_reference('by-hand')}",
+            mistake=f"{spec.name}/builtin-backward-op")
 
 
 NOTICED_IN_PLACE = ("modified by an inplace operation",
@@ -249,7 +254,8 @@ def check_version_tracking(function: type, spec: Spec, values: dict) -> None:
         raise _explain_runtime_error(spec, "backward", error) from error
     raise GradingError(
         f"{spec.name} did not notice its saved output was changed in place: save tensors with "
-        "ctx.save_for_backward(...) so autograd's version counter protects them",
+        f"ctx.save_for_backward(...) so autograd's version counter protects them "
+        f"{rule_reference('ctx')}",
         mistake=f"{spec.name}/output-not-saved")
 
 

@@ -9,6 +9,7 @@ import torch
 
 from .domain import Domain
 from .errors import GradingError
+from .function_contract import rule_reference
 from .probes import reachable
 
 
@@ -126,12 +127,13 @@ def check_class_state(domain: Domain, function, before: dict, phase: str) -> Non
                 "entry to a dict on the class: a call whose backward never runs (no backward, "
                 "grad disabled, an error) leaves its entry there for good, and a class "
                 "attribute is shared by every call; " + (keep if held else "where can each call "
-                "keep what its backward needs, freed with the call's graph?"),
+                "keep what its backward needs, freed with the call's graph?") + " "
+                + rule_reference("ctx"),
                 mistake=f"{domain.spec.name}/state-on-class")
         raise GradingError(
             f"{domain.spec.name}.{phase} {sets} {owner}.{attribute}: a class attribute is shared "
             "by every call, so what one call keeps there every other call sees and can change; "
-            f"{keep}",
+            f"{keep} {rule_reference('ctx')}",
             mistake=f"{domain.spec.name}/state-on-class")
 
 

@@ -3,7 +3,8 @@ device. A buffer made without ``device=`` (``torch.zeros(n)``) lands on the defa
 which is the inputs' own on a CPU-only machine, so only a GPU run sees it (CUDA inputs, a CPU
 buffer: a device mismatch). This check lets a CPU run see it too.
 
-Forward and backward run on CPU inputs inside ``elsewhere()``: a factory call without
+Forward and backward run on CPU inputs inside ``elsewhere()``, at the typical inputs and at
+every shape rule 1 names that the domain has (size 1, empty, 0-d): a factory call without
 ``device=`` (``torch.zeros``, ``torch.tensor``, ``torch.arange``, ...) makes its tensor on the
 ``meta`` device, standing for a default device that is not the inputs'. Its values are kept on
 the CPU beside it, so that what works on a GPU keeps working: moving it with ``.to(x.device)``
@@ -32,7 +33,9 @@ from .domain import Domain
 from .errors import GradingError
 from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
-from .narrowed import differentiable_outputs, floating_outputs
+from .empty_and_scalar import empty_and_scalar_cases
+from .narrowed import differentiable_outputs, floating_outputs, shapes_of
+from .size_one import size_one_cases
 
 ELSEWHERE = torch.device("meta")
 _MOVES = {torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.type_as}
@@ -197,17 +200,35 @@ def _cpu_only(domain: Domain) -> bool:
     return bool(tensors) and all(v.device.type == "cpu" for v in tensors)
 
 
+def device_cases(domain: Domain, device: torch.device) -> list[tuple[str, dict]]:
+    """(what the case is, its inputs): the typical inputs, then every shape rule 1 names that
+    the domain has (dimensions of size 1, an empty batch, 0-d inputs; float64 alone, a device
+    being the same in every dtype): a tensor made without ``device=`` in a branch for one of
+    them (``torch.zeros(x.shape)`` for an empty x) is seen only there."""
+    cases = [("typical inputs", domain.values(device))]
+    cases += [("dimensions of size 1", values) for values in size_one_cases(domain, device)]
+    cases += [(what, values) for what, values in empty_and_scalar_cases(domain, device)
+              if what in ("an empty batch", "0-d inputs")]
+    return cases
+
+
 def check_default_device(domain: Domain, function, device: torch.device) -> None:
-    """One call at the domain's typical inputs on the CPU, forward then backward, inside
-    ``elsewhere()``: it must not raise for a tensor of the default device, nor return one."""
+    """One call at each of ``device_cases`` on the CPU, forward then backward, inside
+    ``elsewhere()``: it must not raise for a tensor of the default device, nor return one. The
+    first line names the shapes tried."""
     if device.type != "cpu" or not domain.default_device or _cpu_only(domain):
         return  # on a GPU the default device is the CPU already: every check sees it there
-    values = domain.values(device)
+    for what, values in device_cases(domain, device):
+        _check_case(domain, function, device, values,
+                    f"forward and backward on CPU inputs ({what}: {shapes_of(values)}) with the "
+                    "default device another one, as on a GPU, where the inputs are on cuda and "
+                    "the default device is the CPU")
+
+
+def _check_case(domain: Domain, function, device: torch.device, values: dict, tried: str) -> None:
     inputs = fresh_leaves(values)
     name = domain.spec.name
     mode = elsewhere()
-    tried = ("forward and backward on CPU inputs with the default device another one, as on a "
-             "GPU, where the inputs are on cuda and the default device is the CPU")
     try:
         with mode:
             output = function.apply(*inputs.values())

@@ -18,11 +18,23 @@ class GradingError(AssertionError):
         if isinstance(mistake, dict):
             mistake = next((named for phrase, named in mistake.items() if phrase in hint), "")
         case = new_context(hint, case)
-        self.hint = f"{hint} (with {case})" if case else hint
+        self.hint = with_case(hint, case) if case else hint
         self.details = details = details or ""
         self.case = case
         self.mistake = mistake
         super().__init__(f"{self.hint}\n{unsaid(self.hint, details)}".rstrip())
+
+
+# the rule reference a rule check's first line ends with (``function_contract.rule_reference``)
+_RULE_AT_END = re.compile(r" \(Function contract, rule \d: [^()]*\)$")
+
+
+def with_case(hint: str, case: str) -> str:
+    """``hint`` naming ``case``, '(with x of shape (5,))', before the rule reference it ends
+    with, if any: that reference stays the end of the first line."""
+    rule = _RULE_AT_END.search(hint)
+    at = rule.start() if rule else len(hint)
+    return f"{hint[:at]} (with {case}){hint[at:]}"
 
 
 def unsaid(hint: str, details: str) -> str:

@@ -345,8 +345,8 @@ def _raise(name: str, phase: str, change) -> None:
     raise GradingError(
         f"{name}.{phase} kept state outside ctx: {place} ({what} after one call); autograd "
         "guards only what goes through ctx (ctx.save_for_backward for tensors, a ctx attribute "
-        "for anything else), one ctx per call: keep what backward needs there, not in a global",
-        mistake=f"{name}/state-outside-ctx")
+        "for anything else), one ctx per call: keep what backward needs there, not in a global "
+        f"{rule_reference('ctx')}", mistake=f"{name}/state-outside-ctx")
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from .diagnose import diagnose_gradient, diagnose_values
 from .domain import Domain
 from .tolerances import TOLERANCES
 from .errors import GradingError
+from .function_contract import rule_reference
 from .class_state import changed, check_class_state, class_state
 
 
@@ -131,7 +132,8 @@ def _outputs_kept(domain: Domain, function, calls: list, inputs: tuple, outputs:
                     f"a later call changed an earlier call's output: each call must return "
                     f"fresh tensors ({name}'s output to the {'first' if k == 0 else 'second'} call "
                     "changed when the next call ran: a buffer kept between calls, and returned again, "
-                    "or a view of it; allocate every output in the call that returns it)",
+                    "or a view of it; allocate every output in the call that returns it) "
+                    f"{rule_reference('ctx')}",
                     mistake=f"{name}/output-changed-by-later-call")
     for k, (values, call) in enumerate(zip(inputs, outputs)):
         expected, _ = reference_outputs(domain, values)
@@ -155,7 +157,7 @@ def _outputs_kept(domain: Domain, function, calls: list, inputs: tuple, outputs:
                     f"{name} is right for each call alone but not for {_pair(same_inputs)} "
                     f"(the {'first' if k == 0 else 'second'} call's {error.hint}): one call "
                     f"changed what the other computes with, kept{where}: where can each call keep "
-                    "what its backward needs so that no other call sees it?",
+                    f"what its backward needs so that no other call sees it? {rule_reference('ctx')}",
                     error.details,
                     mistake=f"{name}/state-shared-between-calls") from error
 
@@ -172,7 +174,7 @@ def _gradients_kept(domain: Domain, grads, per_call: int, error: GradingError) -
         raise GradingError(
             f"backward returned the same gradient buffers for two calls: the later backward "
             f"wrote over the earlier call's gradients ({error.hint}); allocate every gradient "
-            f"in the backward that returns it", error.details,
+            f"in the backward that returns it {rule_reference('ctx')}", error.details,
             mistake=f"{domain.spec.name}/gradient-buffer-shared-between-calls") from error
 
 
@@ -242,7 +244,7 @@ def _each_call_own(domain: Domain, first, second, low, high, pairs, grads,
                     f"{domain.spec.name}'s backward used another call's {names_}: with "
                     f"{_pair(same_inputs)}, the {'first' if k == 0 else 'second'} call's "
                     f"grad_{name} is the one the other call's {names_} gives; "
-                    f"{_remedy(same_inputs)}",
+                    f"{_remedy(same_inputs)} {rule_reference('ctx')}",
                     mistake=f"{domain.spec.name}/state-shared-between-calls")
             diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor)
                               else got, truth[name], inputs=inputs,
@@ -271,7 +273,7 @@ def _shared_state(domain: Domain, function, calls: list, error: GradingError,
     return GradingError(
         f"{domain.spec.name} is right for each call alone but not for {_pair(same_inputs)} "
         f"({error.hint}): one call's forward changed what the other's backward reads; "
-        f"{_remedy(same_inputs)}",
+        f"{_remedy(same_inputs)} {rule_reference('ctx')}",
         error.details, mistake=f"{domain.spec.name}/state-shared-between-calls")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from .errors import GradingError
+from .function_contract import rule_reference
 from .mistakes import WRONG_VALUE, mistake_of
 from .tolerances import Tolerance
 
@@ -109,6 +110,11 @@ def rounded_to_float32(got: torch.Tensor, expected: torch.Tensor) -> bool:
             and not torch.allclose(got, expected, rtol=1e-10, atol=1e-12 * scale))
 
 
+def _of(label: str, got: torch.Tensor) -> str:
+    """'grad_x of shape (5,), float64': what the finding was seen on."""
+    return f"{label} of shape {tuple(got.shape)}, {str(got.dtype).removeprefix('torch.')}"
+
+
 def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, computed_in,
                    *, within: bool, where: Callable[[], str] = str) -> bool:
     """Note what ``got`` (computed in ``computed_in``) shows about lost digits; True when the
@@ -123,12 +129,14 @@ def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, comput
         return False
     if rounded_to_float32(got, expected):
         _note(_Finding(f"every value of {label} is exactly a float32 number, where the truth "
-                       f"has float64's digits: {FLOAT32_STEP}", proven=True))
+                       f"has float64's digits: {FLOAT32_STEP} ({_of(label, got)}) "
+                       f"{rule_reference('values')}", proven=True))
     elif not within:
         _note(_Finding(f"{label} agrees with the truth to five digits or more but is far "
                        f"outside float64's precision ({where()}): a step in float32 (a constant "
                        "such as torch.tensor(w) without dtype=, a tensor made without dtype=, a "
                        ".float(), a float32 accumulator) loses this much, and so do a small "
                        "constant added and a clamp or cut-off (z.clamp(-30, 30)) where the "
-                       "contract has none", proven=False))
+                       f"contract has none ({_of(label, got)}) {rule_reference('values')}",
+                       proven=False))
     return True

@@ -6,6 +6,7 @@ wrong, or refused by the saved tensor's version counter, the second."""
 import torch
 
 from .errors import GradingError
+from .function_contract import rule_reference
 
 INPLACE = "modified by an inplace operation"
 FREED = "Trying to backward through the graph a second time"
@@ -75,7 +76,8 @@ def check_backward_twice(function, spec, values: dict, where: str = "", *,
         if INPLACE in str(error):
             raise GradingError(f"{_fix(spec.name)} (the second backward found a saved tensor "
                                "modified: 'one of the variables needed for gradient computation "
-                               "has been modified by an inplace operation')", str(error), case,
+                               "has been modified by an inplace operation') "
+                               f"{rule_reference('unwritten')}", str(error), case,
                                mistake=f"{spec.name}/backward-modifies-saved-tensor") from error
         if may_raise or FREED in str(error):  # a graph the op builds and frees (a wrapper's)
             return
@@ -85,7 +87,8 @@ def check_backward_twice(function, spec, values: dict, where: str = "", *,
             f"graph, after a first run that succeeded: {detail}; backward may run more than once "
             "(retain_graph=True, gradcheck, a Jacobian row by row): leave ctx and what forward "
             "saved as forward left them (what backward pops from a global or a dict keyed by "
-            "id(ctx) is gone the second time: keep it on ctx)", str(error), case,
+            f"id(ctx) is gone the second time: keep it on ctx) {rule_reference('ctx')}",
+            str(error), case,
             mistake=f"{spec.name}/second-backward-fails") from error
     names = [name for name, value in inputs.items() if any(value is w for w in wanted)]
     for name, one, two in zip(names, first, second):
@@ -100,7 +103,7 @@ def check_backward_twice(function, spec, values: dict, where: str = "", *,
                 "changes state it reads between runs (an attribute of ctx, a module global, a "
                 "list it pops or appends to); gradcheck, retain_graph=True and a Jacobian taken "
                 "row by row run backward more than once on one graph, so leave ctx and what "
-                "backward reads as forward left them", "", case,
+                f"backward reads as forward left them {rule_reference('ctx')}", "", case,
                 mistake=f"{spec.name}/backward-changes-state-it-reads")
-        raise GradingError(f"{changes}: {_fix(spec.name)}", "", case,
+        raise GradingError(f"{changes}: {_fix(spec.name)} {rule_reference('unwritten')}", "", case,
                            mistake=f"{spec.name}/backward-modifies-saved-tensor")

@@ -25,7 +25,34 @@ def test_a_tensor_made_without_device_is_caught(raises_hint, forward, backward):
         check_default_device(SQUARE_DOMAIN, function("Square", forward, backward), CPU)
     first = str(info.value).splitlines()[0]
     assert first.endswith(rule_reference("values"))
-    assert "tried forward and backward on CPU inputs with the default device another one" in first
+    assert ("tried forward and backward on CPU inputs (typical inputs: x of shape (3, 4)) with "
+            "the default device another one") in first
+
+
+@pytest.mark.parametrize("branch, tried", [
+    ("if x.numel() == 0:\n    return torch.empty(x.shape, dtype=x.dtype)\n",
+     "(an empty batch: x of shape (0, 4))"),
+    ("if x.dim() == 0:\n    return torch.tensor(x.item() ** 2, dtype=x.dtype)\n",
+     "(0-d inputs: x of shape ())"),
+    ("if x.shape[-1] == 1:\n    return torch.zeros(x.shape, dtype=x.dtype) + x * x\n",
+     "(dimensions of size 1: x of shape (3, 1))"),
+])
+def test_a_branch_for_one_shape_is_caught_at_that_shape(raises_hint, branch, tried):
+    """Rule 1 names every shape: a tensor made without device= in a branch for an empty, 0-d
+    or size-1 input is seen at that shape (review 79's S10, S11 and O10)."""
+    answer = function("Square", SAVE + branch + "return x * x", READ + "return 2 * x * g")
+    with raises_hint("on the default device (torch.") as info:
+        check_default_device(SQUARE_DOMAIN, answer, CPU)
+    first = str(info.value).splitlines()[0]
+    assert tried in first and first.endswith(rule_reference("values"))
+
+
+def test_a_backward_branch_for_an_empty_batch_is_caught(raises_hint):
+    answer = function("Square", SAVE + "return x * x", READ + "if x.numel() == 0:\n"
+                      "    return torch.zeros(x.shape, dtype=x.dtype)\nreturn 2 * x * g")
+    with raises_hint("made a tensor on the default device (torch.zeros without device=)") as info:
+        check_default_device(SQUARE_DOMAIN, answer, CPU)
+    assert "(an empty batch: x of shape (0, 4))" in str(info.value).splitlines()[0]
 
 
 def test_an_output_made_on_the_default_device_is_caught(raises_hint):

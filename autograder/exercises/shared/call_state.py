@@ -5,11 +5,12 @@ import inspect
 
 import torch
 
-from ...checks import (Spec, make_inputs, reference_gradients, run_backward,
+from ...checks import (Spec, case, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ...domain import Domain
 from ...errors import GradingError
 from ...function_contract import rule_reference
+from ...narrowed import shapes_of
 from ...class_state import changed_attributes, check_class_state, class_state
 from ...outside_ctx import _held, _refers_to
 
@@ -106,11 +107,12 @@ def check_input_version_tracking(function, spec: Spec, values: dict, name: str |
             f"{spec.name} saved a tensor autograd cannot check for in-place changes: it shares "
             f"{name}'s memory but not its version counter (as {name}.data does), so backward "
             f"silently used {name}'s new values; save {name} itself with "
-            f"ctx.save_for_backward({name})", mistake=f"{spec.name}/saves-untracked-alias")
+            f"ctx.save_for_backward({name}) {rule_reference('ctx')}",
+            mistake=f"{spec.name}/saves-untracked-alias")
     raise GradingError(
         f"after {name} was changed in place, {spec.name}'s backward silently used the new "
         f"values: it read {name} from somewhere ctx.save_for_backward does not guard; save "
-        f"{name} itself with ctx.save_for_backward({name})",
+        f"{name} itself with ctx.save_for_backward({name}) {rule_reference('ctx')}",
         mistake=f"{spec.name}/reads-unguarded-input")
 
 
@@ -133,7 +135,8 @@ def check_one_ctx_per_call(function, spec: Spec, first: dict, second: dict) -> N
             raise GradingError(
                 f"{spec.name}'s backward used another call's inputs: called twice, the first "
                 f"call got grad_{name} for the second call's inputs; keep what backward needs "
-                "on ctx, which is one per call, not where calls share it (the class, a global)",
+                "on ctx, which is one per call, not where calls share it (the class, a global) "
+                f"{rule_reference('ctx')}",
                 mistake=f"{spec.name}/state-shared-between-calls")
 
 
@@ -141,18 +144,28 @@ def check_class_untouched(function, domain: Domain, device) -> None:
     """One call, forward then backward: neither may set an attribute of the Function class
     (``MySigmoid.last_output = y``). Run first, it names the attribute before a check of what
     ctx saved can blame the missing save; a call that raises is left to the battery."""
-    inputs = make_inputs(domain.values(device))
+    values = domain.values(device)
+    inputs = make_inputs(values)
     before = class_state(function)
     try:
         forward = run_forward(function, domain.spec, inputs)
     except Exception:  # noqa: BLE001 - the battery reports it
         return
-    _check_class_untouched(domain, function, before, "forward")
+    with case(_described(values)):
+        _check_class_untouched(domain, function, before, "forward")
     try:
         run_backward(domain.spec, forward.output, inputs, torch.ones_like(forward.output))
     except Exception:  # noqa: BLE001 - the battery reports it
         return
-    _check_class_untouched(domain, function, before, "backward")
+    with case(_described(values)):
+        _check_class_untouched(domain, function, before, "backward")
+
+
+def _described(values: dict) -> str:
+    """'x of shape (3, 4), float64': the inputs a one-call check ran on."""
+    dtypes = sorted({str(v.dtype).removeprefix("torch.") for v in values.values()
+                     if isinstance(v, torch.Tensor) and v.is_floating_point()})
+    return ", ".join([shapes_of(values), *dtypes])
 
 
 def _holds_tensor(value) -> bool:
@@ -174,7 +187,8 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
         raise GradingError(
             f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared "
             "by every call, so what one call keeps there every other call sees and can change; "
-            "save the tensors backward needs with ctx.save_for_backward, one set per call",
+            "save the tensors backward needs with ctx.save_for_backward, one set per call "
+            f"{rule_reference('ctx')}",
             mistake=error.mistake) from error
 
 
@@ -214,7 +228,8 @@ def check_calls_of_two_sizes(function, spec: Spec, larger: dict, smaller: dict) 
             f"on {sizes[1]}, then the first call's backward gives grad_{name} wrong in {wrong} "
             f"of {want.numel()} entries, while the same call alone is right; a size, grid or "
             "block kept where calls share it (a global, the class) belongs to whichever call "
-            "ran last: compute it in backward from the tensors it gets, or keep it on ctx",
+            "ran last: compute it in backward from the tensors it gets, or keep it on ctx "
+            f"{rule_reference('ctx')}",
             mistake=f"{spec.name}/size-shared-between-calls")
 
 
@@ -255,5 +270,6 @@ def check_requires_grad_per_call(function, spec: Spec, values: dict) -> None:
                 f"then the first call's backward gives grad_{name} "
                 f"{'None' if grad is None else 'wrong'}, while the same call alone is right; a "
                 "flag kept where calls share it (a global, the class) belongs to whichever call "
-                "ran last: read ctx.needs_input_grad in backward, which is one per call",
+                "ran last: read ctx.needs_input_grad in backward, which is one per call "
+                f"{rule_reference('ctx')}",
                 mistake=f"{spec.name}/requires-grad-shared-between-calls")

@@ -8,6 +8,7 @@ import torch
 
 from ...checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
 from ...errors import GradingError
+from ...function_contract import rule_reference
 
 
 def _step(tensor: torch.Tensor) -> None:
@@ -73,7 +74,9 @@ def check_second_call_after_step(function, spec: Spec, values: dict, later: dict
     if wrong is None:
         return
     if wrong[1]:
-        raise GradingError(f"{what}, returned {wrong[0]} of the old values: {remedy}",
+        raise GradingError(f"{what}, returned {wrong[0]} of the old values: {remedy} "
+                           f"{rule_reference('ctx')}",
                            mistake=f"{spec.name}/cache-keyed-by-input")
-    raise GradingError(f"{what}, returned a wrong {wrong[0]}, right on the first call: {remedy}",
+    raise GradingError(f"{what}, returned a wrong {wrong[0]}, right on the first call: {remedy} "
+                       f"{rule_reference('ctx')}",
                        mistake=f"{spec.name}/wrong-after-in-place-step")

@@ -6,6 +6,7 @@ import torch
 
 from ...checks import Spec, make_inputs, reference_gradients
 from ...errors import GradingError
+from ...function_contract import rule_reference
 
 # what the saved-tensor hooks below hand backward for each floating tensor forward saved:
 # that tensor times a factor of its own, 2 for the first saved, 3 for the second, 5, 7, ...
@@ -63,5 +64,6 @@ def check_backward_reads_saved(function, spec: Spec, values: dict, kept: str) ->
                 "hooks may give backward a tensor moved to the CPU and back, or recomputed), "
                 f"your gradient for {name} stayed the one of the values forward saw, so "
                 "backward used a copy kept aside (on the class, in a global, in a dict keyed by "
-                f"id(ctx)); read {kept} from ctx.saved_tensors, and keep no other copy",
+                f"id(ctx)); read {kept} from ctx.saved_tensors, and keep no other copy "
+                f"{rule_reference('ctx')}",
                 mistake=f"{spec.name}/bypasses-saved-tensors")
