@@ -131,9 +131,12 @@ class SealedExecute(Execute):
                 self.run.timing["kernel stop"] += time.monotonic() - began
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        # the test cells intake put in for a notebook handed in before them (not faults of
-        # this run: the job reports intake's own)
-        added = [Fault(ADDED_LATER, "", cell) for cell in self.resources.get("added_tests", ())]
+        # the test cells intake put in for a notebook handed in before them, with intake's
+        # notes (which say whether it put their answer's stub in too): not faults of this run,
+        # the job reports intake's own
+        given = self.resources.get("added_tests", {})
+        added = [Fault(ADDED_LATER, message, cell) for cell, message in
+                 (given.items() if isinstance(given, dict) else dict.fromkeys(given, "").items())]
         verdicts = apply_verdicts(self.nb, key, self.run.faults + added)
         self.run.faults += answer_error_faults(self.nb, self.run.faults)
         info = self.resources.setdefault("autograder", {})

@@ -51,6 +51,20 @@ RETRIED = {"grader-error"}
 # faults ("ok" when it has none), keeps the note in its reason, and counts the notes per lesson.
 ADDED_LATER = "added-test-cell"  # a notebook handed in before a test cell existed
 NOTES = {ADDED_LATER}
+# How an added-test-cell note says that grading also put in the answer cell of the test's
+# exercise, which the notebook never had (an exercise added with the test): only then is the
+# test's failure on that stub "handed in before" (``put_in_answer``); a test added later that
+# meets the learner's own unanswered stub is not-implemented, as any other exercise
+STUB_PUT_IN = "after the stub of its answer"
+BEFORE_ADDED = "handed-in-before"  # insight's group for such a test: not a mistake of theirs
+
+
+def put_in_answer(fault: "Fault | dict") -> bool:
+    """Did this added-test-cell note put in the answer cell its test grades (the stub of an
+    exercise added after the notebook was handed in)?"""
+    kind, message = ((fault.get("kind"), fault.get("message", "")) if isinstance(fault, dict)
+                     else (fault.kind, fault.message))
+    return kind == ADDED_LATER and STUB_PUT_IN in (message or "")
 
 
 @dataclass(frozen=True)

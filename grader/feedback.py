@@ -12,6 +12,7 @@ from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from . import one_line
 from .faults import REASON_ORDER, STATUSES, Fault, from_dicts, in_reason_order, own_status
 from .notebook_format import HIDDEN_TESTS, is_test_cell, without_hidden_tests
 
@@ -201,7 +202,8 @@ class FeedbackSummary(NbGraderPreprocessor):
             comment = comments.get(f"answer_{metadata['grade_id']}")
             said = f" · Your instructor: {_cell_text(comment)}" if comment else ""
             rows.append(f"| [`{metadata['grade_id']}`](#{metadata['grade_id']}) | {earned} / "
-                        f"{float(points):g}{hand} | {mark} {_cell_text(hint)}{said} |")
+                        f"{float(points):g}{hand} | {mark} {_cell_text(hint, WHOLE_HINT)}"
+                        f"{said} |")
         if rows:
             table = ("## Your graded tests\n\n| Test | Points | Result and hint |\n|---|---|---|\n"
                      + "\n".join(rows))
@@ -231,10 +233,18 @@ def _by_hand(resources) -> tuple[set[str], dict[str, str]]:
                  if comment.manual_comment})
 
 
-def _cell_text(text: str) -> str:
+CELL_WIDTH = 400  # characters of a hint or comment in the summary table
+WHOLE_HINT = " (the whole hint: at the test cell below)"
+
+
+def _cell_text(text: str, whole: str = "") -> str:
     """Text safe inside a markdown table cell: one line, no HTML, its pipes escaped (a hint's
-    "||g_n||" reads as it does in the terminal)."""
-    return html.escape(text.replace("\n", " ")[:400]).replace("|", "\\|")
+    "||g_n||" reads as it does in the terminal); a text longer than ``CELL_WIDTH`` cut at a
+    clause or word and ended with "…" and ``whole`` (where the whole of it is)."""
+    line = text.replace("\n", " ")
+    if len(line) > CELL_WIDTH:
+        line = one_line.head(line, CELL_WIDTH - len(whole)) + whole
+    return html.escape(line).replace("|", "\\|")
 
 
 NO_ALT = "No description has been provided for this image"  # nbconvert's words

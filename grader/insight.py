@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder import mistakes
 from . import verdict_store
-from .faults import ADDED_LATER, RETRIED, STATUSES
+from .faults import ADDED_LATER, BEFORE_ADDED, RETRIED, STATUSES, put_in_answer
 from .ledger import LEDGER
 from .insight_layout import OWN_TEST, Layout, label, layout  # noqa: F401 (re-exported)
 from .mistake_sections import SECTIONS
@@ -27,7 +27,6 @@ from .mistake_sections import SECTIONS
 # Faults that leave a notebook without verdicts: every test of it fails for that reason.
 UNREADABLE = ("grader-error", "invalid-notebook", "missing-notebook")
 NO_VERDICT = "no-verdict"
-BEFORE_ADDED = "handed-in-before"  # no answer to a test added after the notebook was handed in
 SYNTAX_ERROR = "syntax-error"  # grades.csv's status, one vocabulary: not raised:SyntaxError
 # Groups whose line quotes the hint most of their learners read: the error, the check, the cell
 # and line that did not parse, the test that ran past the limit (and the limit)
@@ -87,6 +86,8 @@ class ExerciseInsight:
     passed: tuple[str, ...]  # full marks
     failures: tuple[Failure, ...]
     groups: tuple[Group, ...]  # most frequent first
+    # the graded learners who handed in before this test was added (graded on it all the same)
+    handed_in_before: tuple[str, ...] = ()
 
     @property
     def graded(self) -> int:
@@ -126,9 +127,27 @@ def explanation(mistake: str, hints: list[str]) -> str:
                                           "hint)")
     if mistake in CATEGORIES:
         return CATEGORIES[mistake]
+    if mistake.endswith(INHERITED) and counted:
+        return inherited(mistake, counted)
     if mistake.startswith(mistakes.RAISED):
         return f"the learner's code raised {mistake.removeprefix(mistakes.RAISED)}"
     return counted.most_common(1)[0][0] if counted else mistake
+
+
+# ``autograder.dependencies``: the answer calls another exercise of the lesson that fails its own
+# check, so the answer's failure is that exercise's (its hint names it)
+INHERITED = "/uses-failing-exercise"
+_CALLED = re.compile(r" calls your (\w+), which fails its own check")
+
+
+def inherited(mistake: str, counted: Counter) -> str:
+    """A uses-failing-exercise group's line: inherited from the exercise(s) its hints name."""
+    called = sorted({found[1] for hint in counted if (found := _CALLED.search(hint))})
+    if not called:
+        return counted.most_common(1)[0][0]
+    names = " or ".join(called)
+    return (f"inherited from {names}: it calls the learner's {names}, which fails its own check "
+            f"(that exercise's row has the mistake), so no probe of this answer can be trusted")
 
 
 def without_case(hint: str) -> str:
@@ -198,6 +217,7 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
         return None
     shape, records = layout(root, lesson), verdict_store.read_lesson(root, lesson)
     outcomes: dict[str, dict[str, dict | None]] = {}  # grade_id -> student -> record
+    before: dict[str, set[str]] = {}  # grade_id -> who handed in before it was added
     not_graded = set(submitted) - set(graded)
     grader_failed, unrecorded = set(), set()
     for student, entry in graded.items():
@@ -210,14 +230,16 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
             continue
         for name, noted in entry.get("notebooks", {}).items():
             verdicts = record["notebooks"].get(name, {})
-            later = {fault.get("cell") for fault in noted.get("faults", ())
-                     if fault.get("kind") == ADDED_LATER}
+            later = {fault.get("cell"): put_in_answer(fault) for fault in
+                     noted.get("faults", ()) if fault.get("kind") == ADDED_LATER}
             for grade_id in {**dict.fromkeys(shape.tests.get(name, ())), **verdicts}:
                 found = verdicts.get(grade_id)
                 if found is None and noted["status"] in UNREADABLE:
                     found = {"passed": False, "mistake": noted["status"], "hint": noted["reason"]}
-                if grade_id in later and _unanswered(found):
-                    found = {**found, "mistake": BEFORE_ADDED}
+                if grade_id in later:
+                    before.setdefault(grade_id, set()).add(student)
+                    if _unanswered(found, later[grade_id]):
+                        found = {**found, "mistake": BEFORE_ADDED}
                 outcomes.setdefault(grade_id, {})[student] = found
     exercises = []
     for grade_id, by_student in outcomes.items():
@@ -229,7 +251,8 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
                     for student, found in sorted(by_student.items())
                     if not (found and found["passed"])]
         exercises.append(ExerciseInsight(grade_id, section, passed, tuple(failures),
-                                         _groups(failures, section, shape.headings)))
+                                         _groups(failures, section, shape.headings),
+                                         tuple(sorted(before.get(grade_id, ())))))
     order = list(shape.sections)
     exercises.sort(key=lambda e: (order.index(e.name) if e.name in order else len(order), e.name))
     everyone = roster(root, entries) if learners is None else learners
@@ -240,13 +263,17 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
                          tuple(sorted(everyone - submitted - set(graded))), shape.labels)
 
 
-def _unanswered(found: dict | None) -> bool:
-    """A failure of a test whose answer the notebook never had: the stub grading put in for it
-    (``not-implemented``), the name it tests undefined (``NameError``: graded before grading
-    put the stub in), or no verdict at all."""
-    return bool(found) and not found["passed"] and (
-        found.get("mistake") in (mistakes.NOT_IMPLEMENTED, f"{mistakes.RAISED}NameError",
-                                 NO_VERDICT, None))
+def _unanswered(found: dict | None, put_in: bool) -> bool:
+    """A failure of a test added after the notebook was handed in, whose answer cell the
+    notebook never had: the name it tests undefined (``NameError``: graded before grading put
+    stubs in), or, where grading had to put its answer cell in (``put_in``: the note says so),
+    that stub unanswered (``not-implemented``) or no verdict at all. A test added later that
+    meets the learner's own stub is ``not-implemented``, as for any other exercise."""
+    if not found or found["passed"]:
+        return False
+    mistake = found.get("mistake")
+    return mistake == f"{mistakes.RAISED}NameError" or (
+        put_in and mistake in (mistakes.NOT_IMPLEMENTED, NO_VERDICT, None))
 
 
 def mistake_of(found: dict | None) -> str:

@@ -23,6 +23,10 @@ NOT_ATTEMPTED_LABEL = "not attempted"
 NOT_HANDED_IN = "#FFFFFF"
 NOT_HANDED_IN_LABEL = "not handed in"
 HANDED_IN_BEFORE = "#FFFFFF"
+# lines 3 pt apart: a legend swatch (about 5.6 pt high at 8 pt type) always shows one, where
+# "--" (6 pt apart, laid on the figure's own grid) could fall wholly outside it, leaving a
+# plain white swatch like "not attempted"'s beside a hatched bar
+HANDED_IN_BEFORE_HATCH = "----"
 HANDED_IN_BEFORE_LABEL = "handed in before the test was added"
 NAMED = ["#E69F00", "#56B4E9", "#D55E00", "#CC79A7", "#0072B2", "#F0E442"]
 HATCHES = ["", "//", "..", "xx", "\\\\", "++"]
@@ -75,7 +79,7 @@ KEY_HEADING = "Key, row by row (a letter stands for a different mistake on each 
 # the segments without a letter: their colour, the colour of their count, and their hatch
 UNLETTERED = {"full marks": (FULL_MARKS, "white", ""), UNNAMED_LABEL: (UNNAMED, "black", ""),
               NOT_ATTEMPTED_LABEL: (NOT_ATTEMPTED, "black", ""),
-              HANDED_IN_BEFORE_LABEL: (HANDED_IN_BEFORE, "black", "--"),
+              HANDED_IN_BEFORE_LABEL: (HANDED_IN_BEFORE, "black", HANDED_IN_BEFORE_HATCH),
               NOT_HANDED_IN_LABEL: (NOT_HANDED_IN, "black", "..")}
 
 
@@ -107,8 +111,8 @@ def legend_entries(rows: dict) -> list[tuple[str, str, str]]:
         entries.append((NOT_ATTEMPTED, "", "not attempted (the stub still raises "
                         "NotImplementedError)"))
     if HANDED_IN_BEFORE_LABEL in drawn:
-        entries.append((HANDED_IN_BEFORE, "--", "handed in before you added the test (not "
-                        "a mistake)"))
+        entries.append((HANDED_IN_BEFORE, HANDED_IN_BEFORE_HATCH, "handed in before you added "
+                        "the exercise, no answer cell (not a mistake)"))
     if NOT_HANDED_IN_LABEL in drawn:
         entries.append((NOT_HANDED_IN, "..", "not handed in (the lesson's notebook)"))
     return entries

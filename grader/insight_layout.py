@@ -66,12 +66,17 @@ def layout(root: Path, lesson: str) -> Layout:
     """The released notebooks' headings and test cells (read as JSON: no nbformat needed). A
     test cell stands in the section of the exercise its code names, wherever it is placed (an
     instructor's cell for ``Square`` added after ``Outer``'s test is ``Square``'s), and in
-    ``OWN_TEST`` when it names none, never in the section it happens to follow; in a lesson
-    without exercise headings (one the instructor wrote) each stands in the heading above it."""
+    ``OWN_TEST`` when it names none, never in the section it happens to follow; where its
+    released lines name none, its hidden tests are read (from the source notebook: an
+    instructor's cell whose visible lines only set up and whose hidden assert calls
+    ``checkpoint_sequential`` is that exercise's); in a
+    lesson without exercise headings (one the instructor wrote) each stands in the heading
+    above it."""
     title, headings, tests, sections, labels, number = lesson, set(), {}, {}, {}, 0
     cells, exercises = {}, {}
     for path in sorted((root / "release" / lesson).glob("*.ipynb")):
         cells[path.stem] = json.loads(path.read_text()).get("cells", [])
+    whole = _test_sources(root, lesson)
     for notebook in cells.values():
         for cell in notebook:
             if cell.get("cell_type") == "markdown":
@@ -94,6 +99,24 @@ def layout(root: Path, lesson: str) -> Layout:
                         labels[text], number = label(text, number)
             elif metadata.get("grade") and not metadata.get("solution"):
                 sections[metadata["grade_id"]] = (
-                    named_section(source, exercises) or OWN_TEST if exercises else section)
+                    named_section(source, exercises) or named_section(
+                        whole.get(metadata["grade_id"], ""), exercises) or OWN_TEST
+                    if exercises else section)
                 tests[name].append(metadata["grade_id"])
     return Layout(title, frozenset(headings), tests, sections, labels)
+
+
+def _test_sources(root: Path, lesson: str) -> dict[str, str]:
+    """grade_id -> the whole source of each test cell of the lesson's source notebooks (hidden
+    tests included, which the released notebook lacks); none where there is no source."""
+    sources = {}
+    for path in sorted((root / "source" / lesson).glob("*.ipynb")):
+        try:
+            notebook = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for cell in notebook.get("cells", []):
+            metadata = cell.get("metadata", {}).get("nbgrader", {})
+            if metadata.get("grade") and not metadata.get("solution") and "grade_id" in metadata:
+                sources[metadata["grade_id"]] = "".join(cell.get("source", ""))
+    return sources

@@ -55,12 +55,19 @@ def _listed(learners: tuple[str, ...], shown: int | None = None) -> str:
 
 
 def exercise_summary(exercise: ExerciseInsight) -> str:
-    """"Outer: 6 graded, 2 with full marks, 1 failed", and how many handed in before the test
-    existed (not failures of theirs)."""
-    before = sum(failure.mistake == BEFORE_ADDED for failure in exercise.failures)
+    """"Outer: 6 graded, 2 with full marks, 1 failed"; for a test added after some notebooks
+    were handed in, how many of them never had its answer cell (grading put the stub of an
+    exercise added with it in: not failures of theirs) and how many of the graded handed in
+    before it existed ("; all 6 handed in before the test was added")."""
+    no_answer = sum(failure.mistake == BEFORE_ADDED for failure in exercise.failures)
+    earlier = len(exercise.handed_in_before)
     return (f"{exercise.name}: {exercise.graded} graded, {len(exercise.passed)} with full marks, "
-            f"{len(exercise.failures) - before} failed"
-            + (f", {before} handed in before it was added" if before else ""))
+            f"{len(exercise.failures) - no_answer} failed"
+            + (f", {no_answer} with no answer cell for it (its exercise came after they handed "
+               "in)" if no_answer else "")
+            + (f"; {'all ' if earlier == exercise.graded else ''}{earlier}"
+               f"{'' if earlier == exercise.graded else f' of the {exercise.graded}'} handed "
+               "in before the test was added" if earlier else ""))
 
 
 def skipped_line(skipped: list[str]) -> str:

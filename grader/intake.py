@@ -19,7 +19,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 
 from .adopt import adopt_cells, has_metadata
 from .answers import answer_faults
-from .faults import Fault
+from .faults import STUB_PUT_IN, Fault
 from .notebook_format import NBGRADER_SCHEMA, RESTORED, grade_id
 from .releases import submitted_at
 
@@ -264,7 +264,7 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
         if is_test[name] and added and (submitted_at is None or submitted_at < added):
             when = "handed in" + ("" if submitted_at else " (no timestamp.txt: date unknown)")
             answers = [answer for answer, test in stubs.items() if test == name]
-            put = (f"put it in after the stub of its answer ({', '.join(answers)}: not answered)"
+            put = (f"put it in {STUB_PUT_IN} ({', '.join(answers)}: not answered)"
                    if answers else "put it in after its answer")
             faults.append(Fault("added-test-cell", f"test cell {name} was added to the lesson "
                                 f"on {added} UTC, after this notebook was {when}: {put} and "

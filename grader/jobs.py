@@ -56,8 +56,8 @@ def _grade_notebook(job: dict, name: str, reference: dict) -> dict:
         notebook, resources = executor.preprocess(
             intake.notebook, {"metadata": {"path": str(work)},
                               "released_demos": reference.get("demos", []),
-                              "added_tests": [f.cell for f in intake.faults
-                                              if f.kind == ADDED_LATER]})
+                              "added_tests": {f.cell: f.message for f in intake.faults
+                                              if f.kind == ADDED_LATER}})
     faults = [f.to_dict() for f in intake.faults] + resources["autograder"]["faults"]
     return {"notebook": nbformat.writes(notebook), "faults": faults,
             "verdicts": resources["autograder"]["verdicts"],

@@ -35,6 +35,18 @@ def cut(text: str, width: int = 200) -> str:
         ELLIPSIS.rstrip()
 
 
+def head(text: str, width: int) -> str:
+    """``text`` if it fits ``width``; else its start, cut at its last clause end (outside
+    brackets) or, where that would leave a quarter of the room unused, at a word, and "…": for
+    a place that shows where the whole text is (a feedback table's hint, its test cell below)."""
+    if len(text) <= width:
+        return text
+    room = width - 1
+    clause = _clause_head(text, room)
+    start = clause if len(clause) >= room * 3 // 4 else _word_head(text, room)
+    return start.rstrip(" ,;:") + "…"
+
+
 _CLAUSE_END = re.compile(r"[,;:.?!] +")
 _ASIDE = re.compile(r" \(")  # a start may also end before a bracket's aside
 SHORTEST_HEAD = 24  # a start cut at a clause end shorter than this says too little: cut at a word

@@ -10,7 +10,7 @@ from autograder.mistakes import NOT_IMPLEMENTED, RAISED, TIMEOUT, is_mistake_id
 from autograder.verdict import read_signed
 
 from .answers import unparsed
-from .faults import ADDED_LATER
+from .faults import ADDED_LATER, put_in_answer
 from .notebook_format import cell_label, error_output, is_test_cell, stream_output
 
 # Faults that stop a cell: its test gets no verdict, and the message says why.
@@ -24,6 +24,7 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
     each test cell's record, by grade_id (``record``)."""
     stopped = {fault.cell: fault for fault in faults if fault.cell and fault.kind in STOPPING}
     added = {fault.cell for fault in faults if fault.kind == ADDED_LATER}
+    put_in = {fault.cell for fault in faults if put_in_answer(fault)}  # their answers' stubs too
     records = {}
     answer, answer_error, lost = None, None, []  # lost: kernels lost since the previous test
     said_unparsed = ""  # the answer cell's SyntaxError, as the notebook's reason words it
@@ -46,9 +47,11 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             cell.outputs = [error_output("NoVerdict", message)]
             continue
         passed, message, score, mistake = found
-        if not passed and mistake in (UNDEFINED, NOT_IMPLEMENTED) and exercise in added:
+        if not passed and exercise in added and (mistake == UNDEFINED or (
+                mistake == NOT_IMPLEMENTED and exercise in put_in)):
             # the exercise came after the notebook: no answer of the learner's to name (intake
-            # put its stub in: not answered)
+            # put its stub in: not answered). A test added later that meets the learner's own
+            # stub (an exercise they had and left) keeps its not-implemented line
             message = (f"not answered: {exercise} was added to the lesson after you handed it "
                        "in, so your notebook has no answer for it (0 points)")
         elif not passed and mistake == UNDEFINED and answer_error is not None:

@@ -1,7 +1,16 @@
 """Make learner submissions from released notebooks: solved, untouched, or with a mistake
-(the mistakes themselves live in tools/catalogue)."""
+(the mistakes themselves live in tools/catalogue).
 
+A known-good submission to try grading on, handed in now as learner ``known-good`` (the
+released notebook with the source's solutions written into its answer cells):
+``.venv/bin/python -m tools.submissions 05 [11 ...] [--student NAME]``, in the course root
+``COURSE_ROOT`` names (default ``instructor/``)."""
+
+import argparse
 import copy
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
 
 import nbformat
 
@@ -42,3 +51,58 @@ def with_cell_before(notebook: nbformat.NotebookNode, grade_id: str,
     cell.id = f"learner-{index}"
     changed.cells.insert(index, cell)
     return changed
+
+
+def write_solved(root: Path, lesson: str, student: str, replace: bool = False) -> list[Path]:
+    """Hand in ``lesson`` as ``student`` now: each released notebook of the course root
+    ``root`` with every answer cell holding the source notebook's solution (the course root's
+    own source, with any test cell you added, else the lesson's), and a timestamp.txt, under
+    submitted/<student>/<lesson>/. Raises FileExistsError where that folder exists (a learner's
+    submission?) unless ``replace``, and FileNotFoundError where the lesson is not released."""
+    from grader.lessons import source_notebook
+
+    released = sorted((root / "release" / lesson).glob("*.ipynb"))
+    if not released:
+        raise FileNotFoundError(f"{lesson} is not released in {root}: `make release "
+                                f"LESSONS={lesson}` first")
+    folder = root / "submitted" / student / lesson
+    if folder.exists() and not replace:
+        raise FileExistsError(f"{folder} exists: --replace to write over it")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in released:
+        own = root / "source" / lesson / path.name
+        source = (nbformat.read(own, as_version=4) if own.exists()
+                  else source_notebook(lesson))
+        nbformat.write(solved(nbformat.read(path, as_version=4), source), folder / path.name)
+        written.append(folder / path.name)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")  # nbgrader's
+    (folder / "timestamp.txt").write_text(stamp + "\n")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    from grader.instructor import course_lessons, course_root
+    from grader.lessons import resolve_lessons
+
+    parser = argparse.ArgumentParser(prog="python -m tools.submissions", description=(
+        "Hand in a known-good submission (the solutions in the released notebook) of each "
+        "lesson named, to try grading on: `make autograde` should give it full marks."))
+    parser.add_argument("lessons", nargs="+", help="lessons, as `make release LESSONS=` names "
+                                                   "them (05, 05_checkpointing)")
+    parser.add_argument("--student", default="known-good", help="the learner id (known-good)")
+    parser.add_argument("--replace", action="store_true", help="write over an earlier one")
+    args = parser.parse_args(argv)
+    root = course_root()
+    try:
+        for lesson in resolve_lessons(args.lessons, course_lessons(root)):
+            for path in write_solved(root, lesson, args.student, args.replace):
+                print(f"wrote {path}")
+    except (ValueError, OSError) as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -279,9 +279,11 @@ def test_a_test_added_after_a_notebook_was_handed_in_is_not_its_learners_mistake
     record(root, "max", {"Shift": passed(), "Scale": passed(),
                          "own_exercise": failed("raised:ValueError", "Clamp raised ValueError")})
     ledger = json.loads((root / LEDGER).read_text())
-    for student in ("jo", "kim"):
+    for student in ("jo", "kim"):  # as intake words the note when it put the exercise's stub in
         ledger[f"{LESSON}/{student}"]["notebooks"][LESSON]["faults"] = [
-            {"kind": "added-test-cell", "message": "test cell own_exercise was added ...",
+            {"kind": "added-test-cell", "message": "test cell own_exercise was added to the "
+             "lesson on 2026-11-28 10:00:00 UTC, after this notebook was handed in: put it in "
+             "after the stub of its answer (answer_own_exercise: not answered) and graded it",
              "cell": "own_exercise"}]
     (root / LEDGER).write_text(json.dumps(ledger))
     own = {exercise.name: exercise for exercise in lesson_insight(root, LESSON).exercises
@@ -290,8 +292,9 @@ def test_a_test_added_after_a_notebook_was_handed_in_is_not_its_learners_mistake
                             "raised:ValueError": ("max",)}
     from grader.insight_report import exercise_summary
 
-    assert exercise_summary(own) == ("own_exercise: 4 graded, 0 with full marks, 2 failed, 2 handed "
-                                     "in before it was added")
+    assert exercise_summary(own) == (
+        "own_exercise: 4 graded, 0 with full marks, 2 failed, 2 with no answer cell for it (its "
+        "exercise came after they handed in); 2 of the 4 handed in before the test was added")
     before = next(group for group in own.groups if group.mistake == BEFORE_ADDED)
     assert before.explanation.startswith("handed in before this test was added")
     assert not before.named
@@ -305,3 +308,78 @@ def test_a_test_added_after_a_notebook_was_handed_in_is_not_its_learners_mistake
     assert {row["student_id"]: row["result"] for row in csv_rows([lesson_insight(root, LESSON)])
             if row["exercise"] == "own_exercise"} == {
         "jo": "handed-in-before", "kim": "handed-in-before", "lou": "failed", "max": "failed"}
+
+
+def test_a_failure_through_a_failing_exercise_is_labelled_as_inherited_from_it():
+    """Is a uses-failing-exercise group said to be inherited from the exercise its hints name,
+    not quoted as one learner's long hint?"""
+    hint = ("checkpoint_sequential calls your CheckpointFunction, which fails its own check: fix "
+            "CheckpointFunction first, then check checkpoint_sequential again (CheckpointFunction's "
+            "hint: CheckpointFunction.forward sets CheckpointFunction.run_fn)")
+    said = explanation("checkpoint_sequential/uses-failing-exercise", [hint, hint])
+    assert said.startswith("inherited from CheckpointFunction: ")
+    assert "which fails its own check" in said
+    assert explanation("checkpoint_sequential/uses-failing-exercise", ["reworded"]) == "reworded"
+
+
+def test_a_test_added_later_that_meets_the_learners_own_stub_is_not_implemented(root):
+    """Trial (issue: an instructor's cell ``sequential_forward`` calling
+    ``checkpoint_sequential``, added after everyone handed in): a learner who left that
+    exercise as its stub, where grading put no answer cell in (the note says "after its
+    answer"), failed it as ``not-implemented``, as for any exercise, not ``handed-in-before``;
+    and does the count line say that all of the graded handed in before the test existed,
+    not that one did?"""
+    import json
+
+    from grader.ledger import LEDGER
+
+    stub = ("Shift is not implemented yet: its stub still raises NotImplementedError")
+    record(root, "jo", {"Shift": failed("not-implemented", stub), "Scale": passed(),
+                        "shift_again": failed("not-implemented", stub)})
+    record(root, "kim", {"Shift": passed(), "Scale": passed(), "shift_again": passed()})
+    ledger = json.loads((root / LEDGER).read_text())
+    for student in ("jo", "kim"):
+        ledger[f"{LESSON}/{student}"]["notebooks"][LESSON]["faults"] = [
+            {"kind": "added-test-cell", "message": "test cell shift_again was added to the "
+             "lesson on 2026-11-28 10:00:00 UTC, after this notebook was handed in: put it in "
+             "after its answer and graded it", "cell": "shift_again"}]
+    (root / LEDGER).write_text(json.dumps(ledger))
+    again = {exercise.name: exercise for exercise in lesson_insight(root, LESSON).exercises
+             }["shift_again"]
+    assert _groups(again) == {"not-implemented": ("jo",)}
+    assert again.handed_in_before == ("jo", "kim")
+    from grader.insight_report import exercise_summary
+
+    assert exercise_summary(again) == ("shift_again: 2 graded, 1 with full marks, 1 failed; all 2 "
+                                       "handed in before the test was added")
+
+
+def test_an_added_test_cell_is_labelled_by_the_exercise_its_hidden_tests_call(root):
+    """Trial: an instructor's cell whose released lines only set up, and whose hidden tests
+    call the exercise (``checkpoint_sequential(five, 2, x5)``): is it labelled with that
+    exercise's section (its hidden part read from the source notebook), not "your test
+    cell"; and does a visible name still win over the hidden tests?"""
+    import nbformat
+
+    from grader.insight import OWN_TEST
+
+    setup = "torch.manual_seed(1)\nx5 = torch.randn(2, 4)\n"
+    hidden = ("### BEGIN HIDDEN TESTS\nassert torch.allclose(Scale.apply(x5), 2 * x5), "
+              "'Scale(x5) is not 2 x5'\n### END HIDDEN TESTS\n")
+    released = root / "release" / LESSON / f"{LESSON}.ipynb"
+    notebook = nbformat.read(released, as_version=4)
+    source = nbformat.read(released, as_version=4)
+    for grade_id, shown in [("scale_forward", setup), ("shift_named", "y = Shift.apply(x5)\n")]:
+        for target, code in [(notebook, shown), (source, shown + hidden)]:
+            test = nbformat.v4.new_code_cell(code)
+            test.metadata["nbgrader"] = {"grade": True, "solution": False,
+                                         "grade_id": grade_id, "points": 1, "locked": True,
+                                         "schema_version": 3}
+            target.cells.append(test)
+    nbformat.write(notebook, released)
+    assert layout(root, LESSON).sections["scale_forward"] == OWN_TEST  # no source: unknown
+    (root / "source" / LESSON).mkdir(parents=True)
+    nbformat.write(source, root / "source" / LESSON / f"{LESSON}.ipynb")
+    sections = layout(root, LESSON).sections
+    assert sections["scale_forward"] == SECTIONS["Scale"]
+    assert sections["shift_named"] == SECTIONS["Shift"]

@@ -329,3 +329,36 @@ def test_the_page_renders_code_in_headings_and_labels(root):
     page = lesson_html(insight, None)
     assert "Several outputs, and <code>None</code> gradients</h2>" in page
     assert "Exercise 1 · <code>Shift</code>" in page and "`" not in page
+
+
+@pytest.mark.parametrize("rows", range(1, 8))
+def test_a_hatched_bars_legend_swatch_shows_its_hatch(rows):
+    """Trial: the "handed in before you added the test" swatch read plain white, like "not
+    attempted", beside its hatched bar (its lines, 6 pt apart, missed a swatch 5.6 pt high,
+    depending on where the legend fell): on figures of 1 to 7 rows, with and without named
+    mistakes, at the 120 dpi the page embeds, does each hatched swatch draw some of its
+    lines, and "not attempted"'s none?"""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from grader.insight import BEFORE_ADDED, ExerciseInsight, Group, LessonInsight
+
+    for named in (False, True):
+        groups = (Group(BEFORE_ADDED, "", "", ("b",)), Group("not-implemented", "", "", ("c",))
+                  ) + ((Group("t/drops-sign", "", "", ("e",)),) if named else ())
+        exercises = tuple(ExerciseInsight(f"t{row}", "", ("a",), (), groups, ("b",))
+                          for row in range(rows))
+        figure = lesson_figure(LessonInsight("00_x", "T", ("a", "b", "c", "e"), (), (), (),
+                                             exercises, ("d",)))
+        figure.set_dpi(120)
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        pixels = np.asarray(canvas.buffer_rgba())[..., :3]
+        drawn = {}
+        for patch, text in zip(figure.legends[0].get_patches(), figure.legends[0].get_texts()):
+            box = patch.get_window_extent()  # inside its edge: the hatch alone
+            inner = pixels[int(pixels.shape[0] - box.y1) + 2:int(pixels.shape[0] - box.y0) - 1,
+                           int(box.x0) + 2:int(box.x1) - 1]
+            drawn[text.get_text().split(" (")[0]] = int((inner.min(axis=2) < 160).sum())
+        assert drawn["handed in before you added the exercise, no answer cell"] > 0
+        assert drawn["not handed in"] > 0 and drawn["not attempted"] == 0

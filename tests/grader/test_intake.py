@@ -4,6 +4,7 @@ files placed beside the running notebook."""
 import nbformat
 import pytest
 
+from grader.faults import put_in_answer
 from grader.intake import files_beside, parse_notebook, restore_cells, shadowing_name
 from grader.notebook_format import grade_id
 
@@ -198,6 +199,7 @@ def test_an_exercise_added_after_hand_in_gets_its_answer_stub_not_a_name_never_d
     assert [(fault.kind, fault.cell) for fault in faults] == [("added-test-cell", "Twice")]
     assert ("put it in after the stub of its answer (answer_Twice: not answered) and graded it"
             in faults[0].message)
+    assert put_in_answer(faults[0]) and put_in_answer(faults[0].to_dict())  # as insight reads it
     later, faults = restore_cells(notebook, reference, submitted_at="2026-01-03 00:00:00")
     assert "answer_Twice" not in [grade_id(cell) for cell in later.cells]
     assert [fault.kind for fault in faults] == ["deleted-test-cell"]
@@ -216,6 +218,7 @@ def test_a_test_added_for_an_answer_the_notebook_has_is_put_in_after_it():
     assert [cell.source for cell in restored.cells if grade_id(cell) == "answer_Twice"] == [
         "twice = 2"]
     assert faults[0].message.endswith("put it in after its answer and graded it")
+    assert not put_in_answer(faults[0])  # its failure on the learner's own stub is theirs
 
 
 def test_an_answer_cell_that_stops_with_an_error_is_a_fault_of_its_own():

@@ -109,7 +109,9 @@ def test_an_exercise_added_after_hand_in_graded_on_its_stub_says_not_answered():
     stub = (False, "Square is not implemented yet: its stub still raises NotImplementedError",
             None, "not-implemented")
     notebook = _notebook(_signed(stub))
-    later = [Fault("added-test-cell", "test cell Square was added to the lesson", "Square")]
+    later = [Fault("added-test-cell", "test cell Square was added to the lesson on 2026-11-28 "
+                   "10:00:00 UTC, after this notebook was handed in: put it in after the stub "
+                   "of its answer (answer_Square: not answered) and graded it", "Square")]
     recorded = apply_verdicts(notebook, KEY, later)["Square"]
     assert recorded["mistake"] == "not-implemented"
     assert notebook.cells[1].outputs[0]["evalue"] == (
@@ -117,6 +119,22 @@ def test_an_exercise_added_after_hand_in_graded_on_its_stub_says_not_answered():
         "has no answer for it (0 points)")
     assert apply_verdicts(_notebook(_signed(stub)), KEY)["Square"]["hint"].startswith(
         "Square is not implemented yet")  # a stub the learner had: their own, as before
+
+
+def test_a_test_added_after_hand_in_on_the_learners_own_stub_says_not_implemented():
+    """Trial: a test cell added after hand-in that calls an exercise the notebook had, and
+    the learner left as its stub (grading put no answer cell in: "after its answer"): does
+    the learner read the stub's own line, not that the test came after they handed in?"""
+    stub = (False, "Square is not implemented yet: its stub still raises NotImplementedError",
+            None, "not-implemented")
+    notebook = _notebook(_signed(stub))
+    later = [Fault("added-test-cell", "test cell Square was added to the lesson on 2026-11-28 "
+                   "10:00:00 UTC, after this notebook was handed in: put it in after its answer "
+                   "and graded it", "Square")]
+    recorded = apply_verdicts(notebook, KEY, later)["Square"]
+    assert recorded["mistake"] == "not-implemented"
+    assert recorded["hint"].startswith("Square is not implemented yet")
+    assert "handed it in" not in notebook.cells[1].outputs[0]["evalue"]
 
 
 def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
