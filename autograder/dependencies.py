@@ -2,18 +2,26 @@
 the learner's ``RMSNormFunction``, so a broken Function fails both, and the module's hint (a
 wrong value) sends the learner to the wrong cell.
 
-When an answer fails with no proven cause of its own (a wrong value, an error its code raised),
-each other exercise of its lesson that its code calls by name (a name in
+When an answer fails, each other exercise of its lesson that its code calls by name (a name in
 its functions' code, bound in their globals to something other than the answer itself) is graded
 on its own; the first that fails is named in the answer's first line, with its own hint, and the
-failure gets the id ``<Exercise>/uses-failing-exercise``. The notebook calls (``autograder.grading``) run exercises
+failure gets the id ``<Exercise>/uses-failing-exercise``: no probe of the answer can be trusted
+then, a proven one included (a CheckpointFunction that keeps ``run_fn`` on its class makes a
+correct checkpoint_sequential recompute the wrong layers). The answer's own hint follows on the
+second line, as what its check saw. Only an answer whose own battery proved that its failure
+comes through the exercise it calls (``<Exercise>/fails-through-function``: it passes with a
+correct one in its place) keeps that verdict. The notebook calls (``autograder.grading``) run exercises
 through ``run`` here."""
 
 import types
 from contextvars import ContextVar
 
 from .errors import GradingError
-from .mistakes import is_mistake_id, mistake_of
+from .mistakes import mistake_of
+
+# the id an answer's own battery gives a failure it proved comes through the exercise it calls
+# (with a correct one in its place it passes): the battery's own word stands
+THROUGH = "fails-through-function"
 
 # the exercises whose dependencies are being graded: no exercise is graded inside itself
 _grading: ContextVar[frozenset] = ContextVar("dependencies_grading", default=frozenset())
@@ -58,9 +66,11 @@ def used_exercises(exercise, submission, exercises: dict) -> dict:
     return used
 
 
-def failing_dependency(exercise, submission, exercises: dict) -> GradingError | None:
+def failing_dependency(exercise, submission, exercises: dict,
+                       seen: BaseException | None = None) -> GradingError | None:
     """The error that names the first exercise ``submission`` calls that fails on its own, or
-    None where every one passes (the answer's own failure then stands)."""
+    None where every one passes (the answer's own failure then stands); ``seen``: the answer's
+    own failure, quoted on the second line."""
     busy = _grading.get() | {exercise.name}
     token = _grading.set(busy)
     try:
@@ -70,25 +80,31 @@ def failing_dependency(exercise, submission, exercises: dict) -> GradingError | 
             try:
                 run(exercises[name], used, exercises)
             except Exception as error:  # noqa: BLE001 - its own failure, whatever it raised
-                hint = (str(error).splitlines() or [type(error).__name__])[0]
                 return GradingError(
                     f"{exercise.name} calls your {name}, which fails its own check: fix {name} "
-                    f"first, then check {exercise.name} again ({name}'s hint: {hint})",
+                    f"first, then check {exercise.name} again ({name}'s hint: "
+                    f"{_first_line(error)})",
+                    "" if seen is None else f"What {exercise.name}'s own check saw, through "
+                    f"your {name}: {_first_line(seen)}",
                     mistake=f"{exercise.name}/uses-failing-exercise")
     finally:
         _grading.reset(token)
     return None
 
 
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0]
+
+
 def run(exercise, submission, exercises: dict) -> list:
-    """``exercise.run(submission)``, with a failure that has no proven cause of its own named
-    after the first exercise of ``exercises`` it calls that fails on its own."""
+    """``exercise.run(submission)``, with a failure named after the first exercise of
+    ``exercises`` it calls that fails on its own."""
     try:
         return exercise.run(submission)
     except Exception as error:
-        if is_mistake_id(mistake_of(error)):  # a cause of its own, proven
+        if mistake_of(error) == f"{exercise.name}/{THROUGH}":  # proven inherited already
             raise
-        blamed = failing_dependency(exercise, submission, exercises)
+        blamed = failing_dependency(exercise, submission, exercises, error)
         if blamed is None:
             raise
         raise blamed from error

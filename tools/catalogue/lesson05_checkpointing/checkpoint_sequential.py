@@ -4,10 +4,24 @@ groups (counts, remainders, float bounds), late-binding closures, the caller's l
 list, modes, .grad and requires_grad), state kept between calls, and random layers."""
 
 from .. import Mistake, Unusual, edit
-from .answers import CORRECT_BACKWARD, _checkpoint
+from .answers import FORWARD, RESTORE
 from .checkpoint_function import MISTAKES as MISTAKES_CHECKPOINT_FUNCTION
 
-HELPER = _checkpoint(CORRECT_BACKWARD)  # the CheckpointFunction checkpoint_sequential builds on
+# the CheckpointFunction checkpoint_sequential builds on, the lesson's: it passes its own check
+# (a failing one makes every failure of an answer built on it uses-failing-exercise)
+HELPER = f"""
+
+class CheckpointFunction(torch.autograd.Function):{FORWARD}
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = iter(ctx.saved_tensors)
+        args = [next(saved).detach().requires_grad_(needs) if is_tensor else other
+                for is_tensor, other, needs in zip(ctx.is_tensor, ctx.others,
+                                                   ctx.needs_input_grad[1:])]
+{RESTORE}        if output.requires_grad:
+            torch.autograd.backward(output, grad_output)
+        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
+"""
 
 
 def _sequential(body: str) -> str:
@@ -643,8 +657,10 @@ MISTAKES += [
             "set to None the .grad that parameter 0.weight already held", WRONG_03_ZERO_GRAD),
     Mistake("checkpoint_sequential", "zero_grad(set_to_none=False) on every layer",
             "changed the .grad that parameter 0.weight already held", WRONG_04_ZERO_GRAD_ZEROS),
+    # its CheckpointFunction fails its own check: the loop's probes prove nothing through it
     Mistake("checkpoint_sequential", "built on a CheckpointFunction that overwrites .grad",
-            "was replaced, not added to", WRONG_05_OVERWRITING_FUNCTION),
+            "calls your CheckpointFunction, which fails its own check",
+            WRONG_05_OVERWRITING_FUNCTION),
     Mistake("checkpoint_sequential", "groups cached by id(layers) across calls", STATE_HINT,
             WRONG_04_ID_CACHE),
     Mistake("checkpoint_sequential", "groups cached by id(layers) for an nn.Sequential only",
@@ -735,6 +751,5 @@ MISTAKES.append(Mistake(
 MISTAKES.append(Mistake(
     "checkpoint_sequential", "built on a CheckpointFunction that backpropagates only when the "
     "rebuilt output has a grad_fn", "calls your CheckpointFunction, which fails its own check",
-    edit(_sequential(SPLIT), ("        torch.autograd.backward(output, grad_output)\n",
-                              "        if output.grad_fn is not None:\n"
-                              "            torch.autograd.backward(output, grad_output)\n"))))
+    edit(_sequential(SPLIT), ("        if output.requires_grad:\n",
+                              "        if output.grad_fn is not None:\n"))))
