@@ -91,3 +91,20 @@ def test_ceil_sized_segments_are_named_and_the_split_is_asked_not_given():
     first = message.splitlines()[0]
     assert "ceil(n / k) layers per segment" in first and first.endswith("?")
     assert "exactly 5" not in message and "none longer than" not in message
+
+
+def test_the_lesson_s_loop_on_a_state_on_class_function_is_sent_to_that_function():
+    """Is the lesson's own checkpoint_sequential, built on a CheckpointFunction that keeps
+    run_fn on its class (every segment then recomputes the last one's layers), told to fix
+    CheckpointFunction, not blamed for its loop (instructor trial, learner ann)?"""
+    from autograder.grading import classified_verdict
+
+    answer = _sequential_on(mistake("CheckpointFunction", "run_fn kept on the class"))
+    verdict = classified_verdict("checkpoint_sequential", answer)
+    assert verdict.mistake == "checkpoint_sequential/uses-failing-exercise"
+    first, second = verdict.message.splitlines()[:2]
+    assert first.startswith("checkpoint_sequential calls your CheckpointFunction, which fails its "
+                            "own check")
+    assert "CheckpointFunction.forward sets CheckpointFunction.run_fn" in first
+    assert second.startswith("What checkpoint_sequential's own check saw, through your "
+                             "CheckpointFunction: ")
