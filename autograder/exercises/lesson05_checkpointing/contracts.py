@@ -24,6 +24,7 @@ REVERSIBLE_CLAUSES = (
     Clause("backward rebuilds the inputs from the outputs and returns the gradients of `x1` and "
            "`x2` the two equations give, also when a loss uses only one of the outputs;",
            {R + "inverts-wrong-tensor": "inverts in the wrong order",
+            R + "wrong-inverse": "rebuilds x1 as y1 + f(x2), the inverse's sign wrong",
             R + "records-inversion": "records the inversion under grad and differentiates with "
                                      "respect to the rebuilt x1 and x2",
             R + "recomputes-without-grad": "recomputes with gradients off",

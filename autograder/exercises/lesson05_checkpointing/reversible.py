@@ -133,16 +133,18 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     check_saves_only_outputs(forward, inputs, list(_GRAD_ON))
     _CALLS.clear()
     _backward(outputs, grad_outputs, inputs)
+    calls = list(_CALLS)  # backward's own calls of f and g, before any probe's
     check_outputs_kept(outputs)
     known = {"x1": values["x1"], "x2": values["x2"], "y1": expected[0], "y2": expected[1]}
     try:
         for name in ("x1", "x2"):
             diagnose_gradient(name, inputs[name].grad, truth[name])
     except GradingError as error:
-        if hint := (_inversion_hint(list(_CALLS), known, inputs, truth)
+        if hint := (_inversion_hint(calls, known, inputs, truth)
                     or _dropped_path_hint(values, grad_outputs, inputs, truth)
                     or _lost_path_hint(values, grad_outputs, inputs, truth)
-                    or _recorded_inversion_hint(values, inputs, truth)):
+                    or _recorded_inversion_hint(values, inputs, truth)
+                    or _rebuilt_wrong_hint(calls, known, values)):
             raise GradingError(hint, str(error), mistake={
                 "x1 and x2 swapped": "ReversibleCoupling/gradients-swapped",
                 "so the inputs it rebuilt": "ReversibleCoupling/inverts-wrong-tensor",
@@ -150,7 +152,9 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
                 "a loss that ignores": "ReversibleCoupling/drops-an-output-gradient",
                 "was recorded": "ReversibleCoupling/records-inversion",
                 "misses grad_y2's direct term": "ReversibleCoupling/drops-direct-term",
-                "not on the rebuilt z1": "ReversibleCoupling/g-on-own-leaf"}) from error
+                "not on the rebuilt z1": "ReversibleCoupling/g-on-own-leaf",
+                "rebuilt x1 wrong": "ReversibleCoupling/wrong-inverse",
+                "rebuilt x2 wrong": "ReversibleCoupling/wrong-inverse"}) from error
         raise
     _check_parameters(parameters, parameter_truth)
     if accumulate:
@@ -254,6 +258,34 @@ def _recorded_inversion_hint(values: dict, inputs: dict, truth: dict) -> str | N
             "step that rebuilt x1 from x2 was recorded: x2's gradient then also flows back "
             "through that step. Does the reconstruction belong in the graph you differentiate? "
             "(Hint 1 of the exercise asks it)")
+
+
+def _near(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal but for rounding (the inverse's and the recomputation's, in float32 too)."""
+    return a.shape == b.shape and torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def _rebuilt_wrong_hint(calls: list, known: dict, values: dict) -> str | None:
+    """The input backward rebuilt wrong, from what the recomputation (under grad) fed f and g:
+    f must see x2 itself, g the rebuilt x1 + f(x2), which is y1 where x1 was rebuilt right."""
+    fed = {block: seen for block, seen, tracked in calls if tracked}  # the last call of each
+    if "f" not in fed:
+        return None
+    with torch.no_grad():
+        f_x2, g_y1 = values["f"](known["x2"]), values["g"](known["y1"])
+    if not _near(fed["f"], known["x2"]):
+        sign = _near(fed["f"], known["y2"] + g_y1)
+        return ("ReversibleCoupling.backward rebuilt x2 wrong: the recomputation ran f on "
+                + ("x2 rebuilt as y2 + g(y1), not" if sign else "a tensor that is not")
+                + " the x2 forward saw: from y2 = x2 + g(y1), which x2 gives back the y2 "
+                "forward saved?")
+    if "g" not in fed or _near(fed["g"], known["y1"]):
+        return None
+    sign = _near(fed["g"] - f_x2, known["y1"] + f_x2)
+    return ("ReversibleCoupling.backward rebuilt x1 wrong: the recomputation ran g on x1 + f(x2) "
+            + ("with x1 rebuilt as y1 + f(x2), not" if sign else "with an x1 that is not")
+            + " the x1 forward saw (x2 was rebuilt right): from y1 = x1 + f(x2), which x1 gives "
+            "back the y1 forward saved?")
 
 
 def _check_parameters(parameters: dict, truth: dict, before: dict | None = None) -> None:

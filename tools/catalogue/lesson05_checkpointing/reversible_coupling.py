@@ -133,6 +133,15 @@ MISTAKES = [
                       "            x1 = y1 - ctx.f(y2)\n            x2 = y2 - ctx.g(y1)\n"
                       "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n"
                       + RECOMPUTE + RIGHT + RETURN)),
+    # a newcomer instructor's planted slip, once unproven (a wrong x1 gradient): the inverse's sign
+    Mistake("ReversibleCoupling", "rebuilds x1 as y1 + f(x2), the inverse's sign wrong",
+            "rebuilt x1 wrong: the recomputation ran g on x1 + f(x2) with x1 rebuilt as "
+            "y1 + f(x2)", _coupling(INVERT.replace("y1 - ctx.f(x2)", "y1 + ctx.f(x2)")
+                                    + RECOMPUTE + RIGHT + RETURN)),
+    Mistake("ReversibleCoupling", "rebuilds x2 as y2 + g(y1), the inverse's sign wrong",
+            "rebuilt x2 wrong: the recomputation ran f on x2 rebuilt as y2 + g(y1)",
+            _coupling(INVERT.replace("y2 - ctx.g(y1)", "y2 + ctx.g(y1)")
+                      + RECOMPUTE + RIGHT + RETURN)),
     Mistake("ReversibleCoupling", "recomputes g on the saved y1 (backward would re-enter "
             "itself without end)", "backward re-entered this very backward",
             _coupling(INVERT + "        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"

@@ -29,3 +29,17 @@ def test_a_recorded_inversion_is_named():
     assert graded_mistake("ReversibleCoupling", "records the inversion under grad and "
                           "differentiates with respect to the rebuilt x1 and x2") \
         == "ReversibleCoupling/records-inversion"
+
+
+@pytest.mark.parametrize("name, rebuilt", [
+    ("rebuilds x1 as y1 + f(x2), the inverse's sign wrong", "x1"),
+    ("rebuilds x2 as y2 + g(y1), the inverse's sign wrong", "x2")])
+def test_an_inverse_with_the_wrong_sign_is_named_by_the_input_it_rebuilds(name, rebuilt):
+    """Is an inverse that adds where it should subtract named by the input it rebuilt wrong
+    (from what the recomputation fed f and g), not left a wrong gradient of unproven cause?"""
+    from autograder.grading import classified_verdict
+    from tests.autograder.catalogued import mistake
+
+    verdict = classified_verdict("ReversibleCoupling", mistake("ReversibleCoupling", name))
+    assert verdict.mistake == "ReversibleCoupling/wrong-inverse"
+    assert verdict.message.startswith(f"ReversibleCoupling.backward rebuilt {rebuilt} wrong")
