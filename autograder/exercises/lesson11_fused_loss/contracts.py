@@ -91,7 +91,7 @@ LCE_CLAUSES = (
                                                        "float32",
             "linear_cross_entropy/g-rounded-to-float16": "G rounded to float16 before the two "
                                                          "products",
-            "case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
+            "linear_cross_entropy/narrow-accumulation": "accumulating in bfloat16",
             "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "
                                                                     "the loss-only path under "
                                                                     "no_grad"}),

@@ -60,7 +60,8 @@ MISTAKES = [
                  "torch.is_grad_enabled())",
                  "    return LinearCrossEntropy.apply(x, weight, target, len(target), "
                  "torch.is_grad_enabled())")), named=True),
-    Mistake(LCE, "accumulating in bfloat16", "accumulate the loss and the gradients in float32",
+    Mistake(LCE, "accumulating in bfloat16", "a precision loss, not a wrong formula; accumulate "
+            "the loss and the gradients in float32",
             edit(LINEAR, ("        wide = torch.promote_types(x.dtype, torch.float32)",
                            "        wide = x.dtype")), named=True),
     # the reviewer's witness: passed both passes while the grader's float16 cases were small
