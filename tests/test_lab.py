@@ -25,7 +25,8 @@ def _get(url: str, token: str):
 
 
 def test_make_lab_serves_the_course(tmp_path):
-    """Does `make lab` open JupyterLab on course/, serving /lab and a lesson notebook?"""
+    """Does `make lab` open JupyterLab on course/, serving /lab and a lesson notebook, with
+    JupyterLab's news prompt off?"""
     port, token = free_port(), "course-test-token"
     environment = bounded_environment(JUPYTER_TOKEN=token)
     log_path = tmp_path / "lab.log"  # a file, not a pipe: an unread pipe fills and blocks the server
@@ -51,6 +52,12 @@ def test_make_lab_serves_the_course(tmp_path):
         notebook = json.loads(body)
         assert status == 200 and notebook["type"] == "notebook"
         assert "Lesson 00" in json.dumps(notebook["content"])
+        # no "get notified about Jupyter news?" toast over a learner's first outputs
+        status, body = _get(f"http://127.0.0.1:{port}/lab/api/settings/"
+                            "@jupyterlab/apputils-extension:notification", token)
+        news = json.loads(body)["schema"]["properties"]  # the course's overrides: defaults
+        assert status == 200 and news["fetchNews"]["default"] == "false"
+        assert news["checkForUpdates"]["default"] is False
     finally:
         _interrupt(server, log_path)
         log.close()
