@@ -128,9 +128,10 @@ kernel_grid_view(n=10, block=4)
 # glue is yours to design, not to copy from here.
 #
 # A masked load needs `other` when its lanes are added up (a masked-off lane is undefined
-# without it; the interpreter happens to give 0). Half precision loads as float16, which
-# `tl.exp` and `tl.sqrt` refuse: the kernel converts each block to its partials' dtype
-# (float32, float64 for float64 input). Exercise 1's kernels have no buffer in that dtype to
+# without it; the interpreter happens to give 0). Half precision would go wrong unconverted:
+# a float16 square overflows from 256 on (past 65504), and the interpreter's bfloat16
+# arithmetic is wrong; so the kernel converts each block to its partials' dtype (float32,
+# float64 for float64 input). Exercise 1's kernels have no buffer in that dtype to
 # take it from: how will they tell the input dtypes apart?
 #
 # The cell records which kind of tensor the operator's body and the registered backward are
@@ -263,25 +264,24 @@ check_silu_steps(my_dy_da, my_shared, my_exps_per_element)  # autograd's dy/da, 
 # are elementwise: the grid, the block and the mask are yours. The backward is a kernel too,
 # which reads two inputs and a gradient and writes two gradients. Design it before writing it:
 #
-# 1. Of the worked example's operator body and registered backward, which never saw a fake
-#    tensor? Where, then, can the backward's kernel launch?
-# 2. What does that launch site take and return, and what does its fake return?
+# 1. The worked example printed what its operator's body and its registered backward were
+#    handed, eagerly and under `torch.compile`. Where, then, can the backward's kernel launch?
+# 2. What does that place take and return, and what do the tracers need to know about it?
 # 3. What does `setup_context` save, and which tensors can reach the backward non-contiguous?
 #
-# Answer question 3's first half and question 2's return annotation in the next cell: it checks
-# what you save against your derivation, and asks `custom_op` whether it accepts your
-# annotation (whether it is the right design is yours to judge).
+# Answer question 3's first half and question 1 in the next cell: it checks what you save
+# against your derivation, and where you launch against what the worked example printed.
 
 # %%
 ### BEGIN WORKED
 my_saved = ("a", "b")
-my_backward_returns = "tuple[torch.Tensor, torch.Tensor]"
+my_backward_launch = "in a custom operator of its own, which the registered backward calls"
 ### LEARNER
 my_saved = None  # what setup_context saves for backward: some of "a", "b", "y", e.g. ("y",)
-my_backward_returns = None  # the backward operator's return annotation, e.g. "torch.Tensor"
+my_backward_launch = None  # question 1, in a few words: what launches the backward's kernel
 ### END WORKED
 
-check_silu_design(my_saved, my_backward_returns)  # what you save; custom_op on your annotation
+check_silu_design(my_saved, my_backward_launch)  # what you save; where the kernel can launch
 
 # %% [markdown]
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this

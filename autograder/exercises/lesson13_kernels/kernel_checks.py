@@ -4,6 +4,7 @@ torch.compile; half precision in ulps is kernel_ulps. Triton is imported only wh
 runs: the rest of the course needs none."""
 
 import logging
+import re
 import warnings
 from contextlib import contextmanager
 
@@ -215,6 +216,12 @@ def explain(name: str, phase: str, error: Exception) -> GradingError:
                             "after loading (.to(tl.float32)) and cast back when storing", message,
                             mistake=f"{name}/half-not-converted")
     first = message.splitlines()[0] if message else ""
+    if seen := re.search(r"numel \(\d+\) exceeds triton maximum tensor numel \(\d+\)",
+                         message):
+        return GradingError(
+            f"{name}'s {phase} raised Triton's \"{seen.group(0)}\": a kernel's block "
+            "(tl.arange) spans more than 2**20 elements, the most Triton accepts, so a block "
+            "sized to the whole input or to a whole row fails once that is longer", message)
     return GradingError(f"{name}'s {phase} raised {type(error).__name__}: {first}", message)
 
 

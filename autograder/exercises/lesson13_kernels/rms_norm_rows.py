@@ -170,9 +170,9 @@ def check_half(function, device) -> None:
                                            values["weight"].to(dtype), EPS):
             raise GradingError(
                 f"rms_norm_rows keeps its per-row rstd in {dtype} (its backward operator is "
-                f"handed one {dtype} value per row): the contract keeps rstd in float32 (float64 "
-                "for float64 input), since the gradient is computed from it; allocate it in "
-                "float32 and store the kernel's float32 value", error.details,
+                f"handed one {dtype} value per row): the contract keeps rstd in no dtype narrower "
+                "than float32 (float64 for float64 input), since the gradient is computed "
+                "from it", error.details,
                 case=error.case, mistake="rms_norm_rows/half-rstd") from error
         raise
 
@@ -341,8 +341,9 @@ EXERCISES = [
                            constants={"eps": Constant(1e-8, 1.0, "eps a positive Python float, "
                                                       "as F.rms_norm's")},
                            dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
-                           dtype_clause="weight of x's dtype; rstd saved in float32, or float64 "
-                                        "for float64 input; half precision computed in float32",
+                           dtype_clause="weight of x's dtype; rstd saved in no dtype narrower than "
+                                        "float32 (nor than float64 for float64 input); half "
+                                        "precision computed in float32",
                            accumulates={torch.float16: torch.float32,
                                         torch.bfloat16: torch.float32},
                            accumulation=Case(_wide_rows, "half precision computed in float32: "

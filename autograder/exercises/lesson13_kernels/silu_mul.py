@@ -303,8 +303,9 @@ def _one_call(silu_mul, device, dtype, shape=(5, 7)):
 
 
 # Triton refuses a block of more than 2**20 elements: one program over the whole tensor
-# (BLOCK = triton.next_power_of_2(n)) fails from here on; "any shape" includes these
-LARGE = (1024, 1025)  # 1,049,600 elements, rows of 1025
+# (BLOCK = triton.next_power_of_2(n)), or one per row of the last dimension (Liger-Kernel's
+# SwiGLU layout, BLOCK = next_power_of_2(shape[-1])), fails here; "any shape" includes these
+LARGE = (2**20 + 1,)  # one row of 1,048,577 elements
 
 
 def _large(device, dtype) -> dict:
@@ -333,7 +334,8 @@ EXERCISES = [
                                         "float32 and returning the input dtype",
                            accumulates={dtype: torch.float32 for dtype in HALF},
                            layout_clause="any shape, non-contiguous inputs made contiguous",
-                           large=Case(_large, "any shape: past 2**20 elements, the largest "
-                                      "block Triton accepts", dtype=torch.float32),
+                           large=Case(_large, f"any shape: a and b of shape {LARGE}, past "
+                                      "2**20 elements, the largest block Triton accepts",
+                                      dtype=torch.float32),
                            linear_memory=False, linear_memory_clause=KERNEL_MEMORY_CLAUSE)),
 ]

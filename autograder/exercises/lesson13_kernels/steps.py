@@ -2,15 +2,10 @@
 slips each wrong number is compared with live here, not in the notebook, whose source would
 otherwise show the answer next to the question."""
 
-import typing
-
 import torch
 import torch.nn.functional as F
 
 _NEAR = 5e-4
-# the names an annotation may use besides torch (custom_op reads typing's forms too)
-_TYPING = {name: getattr(typing, name) for name in ("Optional", "Union", "List", "Tuple",
-                                                    "Sequence")}
 
 
 def _number(value):
@@ -184,8 +179,10 @@ def check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m, my_rms_saved=Non
               f"in float32 (x itself: {size(rows)})")
     small, large = counts[1_000], counts[1_000_000]
     if large > small:
+        percent = 100 * large / 1_000_000  # one significant digit at least: 0.1%, not 0%
         print("layout: graded as right, but your buffer grows with the batch: at a million "
-              f"rows it is {large / 1_000_000:.0%} of x, allocated in backward and summed on "
+              f"rows it is {f'{percent:.0f}' if percent >= 1 else f'{percent:.1g}'}% of x, "
+              "allocated in backward and summed on "
               "the host. What would keep it the same size whatever the number of rows?")
     elif large == 1:
         print("layout: graded as right, but one program then does every row, one after the "
@@ -196,11 +193,13 @@ def check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m, my_rms_saved=Non
               "then take, and what stops the last one at the end of x?")
 
 
-def check_silu_design(my_saved, my_backward_returns) -> None:
+def check_silu_design(my_saved, my_backward_launch) -> None:
     """Exercise 1's design, before the answer cell: what setup_context saves, against the
-    derivation (a and b are what both gradients read, with g), and the backward operator's
-    return annotation, on which only custom_op's own verdict is reported (whether it is the
-    right design is the learner's to judge, and shown after the self-check)."""
+    derivation (a and b are what both gradients read, with g), and where the backward's kernel
+    launches, in the learner's words, against what the worked example printed (the registered
+    backward is handed a FunctionalTensor under torch.compile; an operator's body is handed
+    real tensors). Any answer that puts the launch behind an operator of its own is right,
+    whatever that operator takes and returns."""
     if my_saved is not None:
         saved = {str(name).strip() for name in ((my_saved,) if isinstance(my_saved, str)
                                                 else my_saved)}
@@ -213,27 +212,26 @@ def check_silu_design(my_saved, my_backward_returns) -> None:
             if "y" in saved else "✓ a and b: with g, all that both gradients read"))
     else:
         print("saved: answer in my_saved")
-    if my_backward_returns is None:
-        print("returns: answer in my_backward_returns")
-        return
+    print("launch: " + _launch_verdict(my_backward_launch))
 
-    def backward_design(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
-        """A stand-in with the learner's annotation: custom_op reads the schema from it."""
 
-    try:
-        annotation = eval(str(my_backward_returns),  # noqa: S307 -- the learner's own
-                          {"torch": torch, "Tensor": torch.Tensor, **_TYPING})
-    except Exception as error:  # noqa: BLE001 -- shown, not raised
-        print(f"returns: ✗ {my_backward_returns!r} is not an annotation this cell can read "
-              f"({type(error).__name__}: {(str(error).splitlines() or [''])[0][:120]}); write "
-              "it with torch, typing's Optional, Union, List, Tuple or Sequence, or | None")
-        return
-    try:
-        backward_design.__annotations__["return"] = annotation
-        torch.library.custom_op("autograd_course_design::backward", backward_design,
-                                mutates_args=())
-        print(f"returns: {my_backward_returns!r} accepted by custom_op (whether it is the "
-              "design your kernel needs is yours to judge)")
-    except Exception as error:  # noqa: BLE001 -- custom_op's refusal is the answer, shown
-        print(f"returns: ✗ refused by custom_op: {type(error).__name__}: "
-              + (str(error).splitlines() or [""])[0][:160])
+def _launch_verdict(answer) -> str:
+    """The verdict on where the backward's kernel launches, from the words of the answer."""
+    if answer is None:
+        return "answer in my_backward_launch"
+    words = " ".join(str(answer).lower().replace("_", " ").split())
+    if "triton op" in words:
+        return "✗ a triton_op: the contract asks for a custom_op, not a triton_op"
+    if "forward" in words and "backward" not in words:
+        return "✗ forward runs before grad_output exists, and the kernel reads it"
+    if "operator" in words or {"op", "ops"} & set(words.split()):
+        return ("✓ behind an operator of its own: its body is handed real tensors, eager and "
+                "compiled, and the tracers ask its fake for the outputs")
+    if "fake" in words:
+        return "✗ a fake implementation is only ever handed tensors without memory"
+    if "backward" in words or "register autograd" in words:
+        return ("✗ under torch.compile the registered backward was handed a FunctionalTensor "
+                "(the worked example's second line): no memory for a kernel to read. What "
+                "was handed real tensors both times?")
+    return (f"? {answer!r}: name what launches it. Which of the worked example's functions "
+            "was handed real tensors under torch.compile?")

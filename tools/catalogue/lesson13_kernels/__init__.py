@@ -5,7 +5,8 @@ silu_mul_design (a backward operator copied from the worked example); silu_mul_r
 operators registered in other forms); rms_norm_rows_lock (partial rows shared behind a lock);
 rms_norm_rows_maths (the row gradient's direct path alone, its sum for a mean);
 rms_norm_rows_groups (a fixed grid of programs over groups of rows, counted or bounded wrong);
-rms_norm_rows_saved (no rstd saved, computed again in backward); rms_norm_rows_layouts (an
+rms_norm_rows_saved (no rstd saved, computed again in backward; rstd saved in
+float64 for every dtype, which is correct); rms_norm_rows_layouts (an
 expanded grad_output and a strided weight read as flat memory); rms_norm_rows_domain (what only
 the generated checks of its domain see); ctx_tensors (tensors kept as ctx attributes, for both);
 mutation_survivors (mutants of the solutions that once passed: a forward fake whose rstd dtype
@@ -25,7 +26,7 @@ from . import (contract_rules, ctx_tensors, mutation_survivors, rms_norm_rows,
 
 UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUSUAL
            + rms_norm_rows_lock.UNUSUAL + silu_mul_answers.UNUSUAL
-           + needed_gradients.UNUSUAL)
+           + needed_gradients.UNUSUAL + rms_norm_rows_saved.UNUSUAL)
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
             + rms_norm_rows.MISTAKES + rms_norm_rows_lock.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES

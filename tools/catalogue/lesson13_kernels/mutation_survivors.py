@@ -8,12 +8,10 @@ is float64 either way); silu_mul's rows taken with view, which only 2-D strided 
 from .. import Mistake
 from .common import _edit
 from .rms_norm_rows import RMS
-from .silu_mul import UNUSUAL as SILU_MUL_UNUSUAL
+from .silu_mul import LIGER_ROWS as LIGER_LAYOUT, UNUSUAL as SILU_MUL_UNUSUAL
 
 HOST_CAST = next(answer.code for answer in SILU_MUL_UNUSUAL if answer.name.startswith(
     "half precision cast to float32 on the host"))
-LIGER_LAYOUT = next(answer.code for answer in SILU_MUL_UNUSUAL
-                    if answer.name == "Liger-Kernel's layout: one program per row, a block per row")
 
 MISTAKES = [
     Mistake("rms_norm_rows", "the forward operator's fake with a float16 rstd for float32 x",

@@ -7,9 +7,9 @@ from .. import Mistake, Unusual
 from .common import _edit
 from .rms_norm_rows import RMS
 from .rms_norm_rows_groups import GROUPS
-from .variants import (RMS_EMPTY_PARTIALS, RMS_FROM_SAVED_OUTPUT, RMS_RSTD_FLOAT64_CAST,
+from .variants import (RMS_EMPTY_PARTIALS, RMS_FROM_SAVED_OUTPUT,
                        RMS_RSTD_UNREAD, _CACHE_GLOBAL, _GRAD_X, _KEPT, _PARTIALS,
-                       _RSTD_FLOAT64, _SAVE, _SQUARES_IN_HALF, _TWO_SIZES, _WEIGHT_CACHE, _Y)
+                       _SAVE, _SQUARES_IN_HALF, _TWO_SIZES, _WEIGHT_CACHE, _Y)
 
 
 MISTAKES = [
@@ -32,10 +32,6 @@ MISTAKES = [
             RMS_FROM_SAVED_OUTPUT),
     Mistake("rms_norm_rows", "rstd saved and passed, the backward kernel summing x**2 again",
             "does not read the rstd that forward saved", RMS_RSTD_UNREAD),
-    Mistake("rms_norm_rows", "rstd saved in float64 for every input dtype",
-            "saves its per-row rstd in torch.float64", _edit(RMS, *_RSTD_FLOAT64)),
-    Mistake("rms_norm_rows", "rstd saved in float64, cast to float32 in the backward kernel",
-            "saves its per-row rstd in torch.float64", RMS_RSTD_FLOAT64_CAST),
     Mistake("rms_norm_rows", "partial rows from torch.empty summed with no rows",
             "reads memory that no kernel wrote", RMS_EMPTY_PARTIALS),
     Mistake("rms_norm_rows", "rstd saved twice, two tensors of one value per row",

@@ -1,6 +1,7 @@
 """Lesson 13: rms_norm_rows as the lesson writes it, a fixed grid of backward programs each
 looping over a group of consecutive rows, and the two slips of that loop which only a number of
-rows above the grid's size shows (137, a prime: no grid of fewer programs divides it)."""
+rows above the grid's size shows (137, a prime: no grid of fewer programs divides it); and a
+grid larger than the rows whose idle programs leave their partial rows unstored."""
 
 from .. import Mistake
 from .common import _edit
@@ -70,4 +71,11 @@ MISTAKES = [
             "kernel reads past the last row with 137 rows",
             _edit(GROUPS, ("    for i in range(0, tl.minimum(rows_per_program, rows - first)):",
                            "    for i in range(0, rows_per_program):"))),
+    Mistake("rms_norm_rows", "32 programs whatever the rows; those past the last row skip "
+            "their partial store (a torch.empty buffer)",
+            "returns or sums memory that no kernel wrote", _edit(
+                GROUPS, ("    programs = min(rows.shape[0], 32)\n", "    programs = 32\n"),
+                ("    tl.store(partial_w_ptr + program * D + columns, partial_w, mask=mask)",
+                 "    if first < rows:  # no rows of its own: no partial row\n"
+                 "        tl.store(partial_w_ptr + program * D + columns, partial_w, mask=mask)"))),
 ]

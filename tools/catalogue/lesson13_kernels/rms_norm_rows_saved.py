@@ -1,10 +1,13 @@
 """Lesson 13: rms_norm_rows whose forward saves no rstd: a single-output forward operator,
 setup_context saving x, weight and ctx.eps, and a backward kernel that computes each row's rstd
-again (right values; the contract's backward reads one saved value per row instead)."""
+again (right values; the contract's backward reads one saved value per row instead); and one
+that saves rstd in float64 for every input dtype, one number per row no narrower than float32,
+which the contract allows (review 79's U4)."""
 
-from .. import Mistake
+from .. import Mistake, Unusual
 from .common import _edit
 from .rms_norm_rows import RMS
+from .variants import RMS_RSTD_FLOAT64_CAST, _RSTD_FLOAT64
 
 RECOMPUTED = _edit(
     RMS,
@@ -37,4 +40,29 @@ RECOMPUTED = _edit(
 MISTAKES = [
     Mistake("rms_norm_rows", "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows's forward saves no value per row", RECOMPUTED),
+]
+
+# rstd computed and kept in float64 whatever x's dtype: one number per row, wider than the floor
+RSTD_FLOAT64 = _edit(
+    RMS,
+    ("    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)\n",
+     "    x64 = x.to(tl.float64)\n"
+     "    rstd = 1 / tl.sqrt(tl.sum(x64 * x64, axis=0) / D + eps)  # float64 for every dtype\n"),
+    ("    rstd = torch.empty(rows.shape[0], device=x.device,\n"
+     "                       dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)",
+     "    rstd = torch.empty(rows.shape[0], device=x.device, dtype=torch.float64)"),
+    ("    rstd_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32\n",
+     "    rstd_dtype = torch.float64\n"),
+    ("    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)",
+     "    partial_w = torch.empty(rows.shape, device=x.device, dtype=torch.float64\n"
+     "                            if x.dtype == torch.float64 else torch.float32)"))
+
+# one number per row no narrower than float32: the contract's bound, which float64 meets
+UNUSUAL = [
+    Unusual("rms_norm_rows", "rstd computed and saved in float64 for every input dtype",
+            RSTD_FLOAT64),
+    Unusual("rms_norm_rows", "rstd saved in float64 for every input dtype",
+            _edit(RMS, *_RSTD_FLOAT64)),
+    Unusual("rms_norm_rows", "rstd saved in float64, cast to float32 in the backward kernel",
+            RMS_RSTD_FLOAT64_CAST),
 ]

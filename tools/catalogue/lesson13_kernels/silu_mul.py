@@ -100,7 +100,8 @@ silu_mul.register_autograd(backward, setup_context=setup_context)
 
 # Liger-Kernel's SwiGLU (src/liger_kernel/ops/swiglu.py): one program per row of the last
 # dimension, BLOCK_SIZE the next power of two of the row; here writing fresh gradients where
-# Liger overwrites its inputs' buffers, and keeping float64 in float64.
+# Liger overwrites its inputs' buffers, and keeping float64 in float64. Wrong for "any shape":
+# a row past 2**20 elements needs a block larger than Triton accepts (review 79's W15).
 LIGER_ROWS = _edit(
     SILU_MUL,
     ('''@triton.jit
@@ -164,8 +165,6 @@ def silu_mul_kernel(a_ptr, b_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
 )
 
 UNUSUAL = [
-    Unusual("silu_mul", "Liger-Kernel's layout: one program per row, a block per row",
-            LIGER_ROWS),
     Unusual("silu_mul", "a fixed grid of 4 programs, each looping over every 4th block",
             _edit(SILU_MUL,
                   ('''    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -225,6 +224,8 @@ UNUSUAL += [
 ]
 
 MISTAKES = [
+    Mistake("silu_mul", "Liger-Kernel's layout: one program per row, a block per row",
+            "exceeds triton maximum tensor numel", LIGER_ROWS),
     Mistake("silu_mul", "float64 computed in float32", "computes float64 inputs in float32",
             _edit(SILU_MUL,
                   ("    if a.dtype != tl.float64:\n        a, b = a.to(tl.float32), b.to(tl.float32)\n",
