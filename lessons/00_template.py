@@ -167,9 +167,9 @@ compare_all(predicted_forward, {
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `False`, `False`. `apply` turns grad mode off while `forward` runs, and back on after it: the
-# caller's grad mode is left as it was, as rule 6 of the contract asks of your own code. So
-# `x.square()`, `.sum()` and `.sqrt()` leave no node behind, and `apply` records **one** node for
+# `False`, `False`. `apply` turns grad mode off while `forward` runs, and back to what it was
+# after it: the caller's grad mode is left as it was, as rule 6 of the contract asks of your own
+# code. So `x.square()`, `.sum()` and `.sqrt()` leave no node behind, and `apply` records **one** node for
 # the whole Function (`y.grad_fn` is a `NormReportsBackward`), whose backward is yours: autograd
 # never differentiates what forward computed, so a wrong backward is never corrected.
 # </details>
