@@ -1,11 +1,7 @@
 """Lesson 08: what the two custom-operator exercises (softplus and squared_norm) check alike:
 the answer is the current definition of the operator the contract names and calls it, its fake
 implementation runs, torch.library.opcheck passes, and the errors a missing registration raises
-are named; with the dispatch recorder and the logging silencer both use."""
-
-import logging
-import warnings
-from contextlib import contextmanager
+are named; with the dispatch recorder both use."""
 
 import torch
 from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
@@ -13,6 +9,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ...domain import Operator
 from ...errors import GradingError
+from ..shared.quiet import quiet as _quiet
 
 
 class _Calls(torch.utils._python_dispatch.TorchDispatchMode):
@@ -21,18 +18,6 @@ class _Calls(torch.utils._python_dispatch.TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.__dict__.setdefault("names", []).append(str(func.overloadpacket))
         return func(*args, **(kwargs or {}))
-
-
-@contextmanager
-def _quiet():
-    """Silence dynamo's and opcheck's logging of a failure that is about to become a hint."""
-    logger, level = logging.getLogger("torch"), logging.getLogger("torch").level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        with warnings.catch_warnings(action="ignore"):
-            yield
-    finally:
-        logger.setLevel(level)
 
 
 # (phrases of PyTorch's message, the mistake, the hint): a registration the operator lacks

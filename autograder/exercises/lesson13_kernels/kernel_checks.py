@@ -3,9 +3,7 @@ memory a kernel touches (guarded in kernel_memory), where the arithmetic runs, o
 torch.compile; half precision in ulps is kernel_ulps. Triton is imported only when a battery
 runs: the rest of the course needs none."""
 
-import logging
 import re
-import warnings
 from contextlib import contextmanager
 
 import torch
@@ -16,6 +14,7 @@ from torch.utils._pytree import tree_leaves
 from ...checks import case
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
+from ..shared.quiet import quiet
 from .kernel_interpreter import interpreting, kernels_on
 from .kernel_memory import guarded_memory
 
@@ -223,18 +222,6 @@ def explain(name: str, phase: str, error: Exception) -> GradingError:
             "(tl.arange) spans more than 2**20 elements, the most Triton accepts, so a block "
             "sized to the whole input or to a whole row fails once that is longer", message)
     return GradingError(f"{name}'s {phase} raised {type(error).__name__}: {first}", message)
-
-
-@contextmanager
-def quiet():
-    """Silence dynamo's and opcheck's logging of a failure about to become a hint."""
-    logger, level = logging.getLogger("torch"), logging.getLogger("torch").level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        with warnings.catch_warnings(action="ignore"):
-            yield
-    finally:
-        logger.setLevel(level)
 
 
 def _root(error: BaseException) -> BaseException:
