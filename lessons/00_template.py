@@ -168,8 +168,8 @@ compare_all(predicted_forward, {
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # `False`, `False`. `apply` turns grad mode off while `forward` runs, and back to what it was
-# after it: the caller's grad mode is left as it was, as rule 6 of the contract asks of your own
-# code. So `x.square()`, `.sum()` and `.sqrt()` leave no node behind, and `apply` records **one** node for
+# after it, so the caller's grad mode is left as it was (rule 6 of the contract asks this of
+# every function you write). So `x.square()`, `.sum()` and `.sqrt()` leave no node behind, and `apply` records **one** node for
 # the whole Function (`y.grad_fn` is a `NormReportsBackward`), whose backward is yours: autograd
 # never differentiates what forward computed, so a wrong backward is never corrected.
 # </details>
@@ -409,7 +409,7 @@ compare_all(predicted_on_class, {"first input's gradient, each entry": x_first.g
 # ## ✎ Exercise 2 · `WeightedSum`
 #
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
-# for tensors `x1` and `x2` of the same shape and Python floats `w1` and `w2`.
+# for tensors `x1` and `x2` of one shape and dtype and Python floats `w1` and `w2`.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
@@ -417,14 +417,11 @@ compare_all(predicted_on_class, {"first input's gradient, each entry": x_first.g
 # - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
 #   `w2`, 0 included, with every digit of each weight.
 #
-# Answer on paper first, with the [contract](function_contract.md) open:
-#
-# 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
-#    the four inputs appear in them, so which must backward have?
-# 2. `w1` and `w2` are Python floats. What can `ctx.save_for_backward` take (try it)? Where can
-#    one call keep something for its own backward alone?
-# 3. Backward returns one value per input of forward: what goes in the floats' places?
-# 4. When is each gradient worth computing, and how does backward know?
+# Two things are new since `Square`: four inputs, and two of them are not tensors. The page
+# decides nothing more for you this time. Derive both gradients on paper, and decide from them
+# which of the four inputs backward needs and how it gets them; then write your answer and run
+# it. Where an attempt breaks a rule, torch's error or the self-check's first line says which,
+# and the [contract](function_contract.md) says why.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
