@@ -3,6 +3,7 @@ where the cell has none, what the grader knows (a timeout, a dead kernel); and t
 reads it from."""
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import grading, seal
@@ -102,39 +103,32 @@ def test_an_exercise_added_after_hand_in_says_so_not_the_name_error():
     assert "NameError" not in notebook.cells[1].outputs[0]["evalue"]
 
 
-def test_an_exercise_added_after_hand_in_graded_on_its_stub_says_not_answered():
-    """The stub intake puts in for an exercise added after hand-in (issue 68): does the test's
-    line say "not answered" and that the exercise came after the learner handed in, not the
-    stub's "not implemented yet", while the record keeps not-implemented?"""
-    stub = (False, "Square is not implemented yet: its stub still raises NotImplementedError",
-            None, "not-implemented")
-    notebook = _notebook(_signed(stub))
-    later = [Fault("added-test-cell", "test cell Square was added to the lesson on 2026-11-28 "
-                   "10:00:00 UTC, after this notebook was handed in: put it in after the stub "
-                   "of its answer (answer_Square: not answered) and graded it", "Square")]
-    recorded = apply_verdicts(notebook, KEY, later)["Square"]
-    assert recorded["mistake"] == "not-implemented"
-    assert notebook.cells[1].outputs[0]["evalue"] == (
-        "not answered: Square was added to the lesson after you handed it in, so your notebook "
-        "has no answer for it (0 points)")
-    assert apply_verdicts(_notebook(_signed(stub)), KEY)["Square"]["hint"].startswith(
-        "Square is not implemented yet")  # a stub the learner had: their own, as before
+ADDED_ON = "test cell Square was added to the lesson on 2026-11-28 10:00:00 UTC, "
+STUB = (False, "Square is not implemented yet: its stub still raises NotImplementedError",
+        None, "not-implemented")
 
 
-def test_a_test_added_after_hand_in_on_the_learners_own_stub_says_not_implemented():
-    """Trial: a test cell added after hand-in that calls an exercise the notebook had, and
-    the learner left as its stub (grading put no answer cell in: "after its answer"): does
-    the learner read the stub's own line, not that the test came after they handed in?"""
-    stub = (False, "Square is not implemented yet: its stub still raises NotImplementedError",
-            None, "not-implemented")
-    notebook = _notebook(_signed(stub))
-    later = [Fault("added-test-cell", "test cell Square was added to the lesson on 2026-11-28 "
-                   "10:00:00 UTC, after this notebook was handed in: put it in after its answer "
-                   "and graded it", "Square")]
+@pytest.mark.parametrize("put_in, learners_own", [
+    ("after this notebook was handed in: put it in after the stub of its answer (answer_Square: "
+     "not answered) and graded it", False),
+    ("after this notebook was handed in: put it in after its answer and graded it", True)],
+    ids=["answer-put-in-by-intake", "learners-own-stub"])
+def test_a_test_added_after_hand_in_meeting_a_stub(put_in, learners_own):
+    """A test cell added after hand-in that meets a stub (issue 68): where intake put the stub
+    in for an exercise the notebook never had, does the test's line say "not answered" and that
+    the exercise came after the learner handed in; where the stub was the learner's own (trial),
+    do they read the stub's own line? The record keeps not-implemented either way."""
+    notebook = _notebook(_signed(STUB))
+    later = [Fault("added-test-cell", ADDED_ON + put_in, "Square")]
     recorded = apply_verdicts(notebook, KEY, later)["Square"]
+    shown = notebook.cells[1].outputs[0]["evalue"]
     assert recorded["mistake"] == "not-implemented"
-    assert recorded["hint"].startswith("Square is not implemented yet")
-    assert "handed it in" not in notebook.cells[1].outputs[0]["evalue"]
+    if learners_own:
+        assert recorded["hint"].startswith("Square is not implemented yet")
+        assert "handed it in" not in shown
+    else:
+        assert shown == ("not answered: Square was added to the lesson after you handed it in, "
+                         "so your notebook has no answer for it (0 points)")
 
 
 def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
