@@ -15,6 +15,19 @@ def _close(got, true: torch.Tensor, tolerance: float) -> bool:
                                     atol=tolerance * max(true.abs().max().item(), 1e-12))))
 
 
+def _gradients_against(output, inputs: dict, values: dict, reference, seed: int) -> tuple:
+    """(Q's, K's and V's gradients through ``output``, the reference's output, its gradients),
+    both against one random grad_output drawn from ``seed`` in the inputs' dtype."""
+    grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(seed),
+                              dtype=values["Q"].dtype).to(output.device)
+    names = ("Q", "K", "V")
+    grads = torch.autograd.grad(output, [inputs[n] for n in names], grad_output,
+                                allow_unused=True)
+    fresh = make_inputs(values)
+    expected = reference(**fresh)
+    return grads, expected, torch.autograd.grad(expected, [fresh[n] for n in names], grad_output)
+
+
 def narrow_saves(function, spec: Spec, values: dict, reference) -> str | None:
     """The hint when forward keeps, besides the inputs and the output, a floating tensor
     narrower than the inputs, and the output and gradients are right to that tensor's
@@ -32,14 +45,7 @@ def narrow_saves(function, spec: Spec, values: dict, reference) -> str | None:
     finite = saved.tensor.detach()[torch.isfinite(saved.tensor.detach())].abs()
     size = max(1.0, finite.max().item() if finite.numel() else 1.0)
     tolerance = 8 * torch.finfo(saved.dtype).eps * size
-    grad_output = torch.randn(forward.output.shape, generator=torch.Generator().manual_seed(3),
-                              dtype=dtype).to(forward.output.device)
-    names = ("Q", "K", "V")
-    grads = torch.autograd.grad(forward.output, [inputs[n] for n in names], grad_output,
-                                allow_unused=True)
-    fresh = make_inputs(values)
-    expected = reference(**fresh)
-    truth = torch.autograd.grad(expected, [fresh[n] for n in names], grad_output)
+    grads, expected, truth = _gradients_against(forward.output, inputs, values, reference, 3)
     if not (_close(forward.output, expected.detach(), tolerance)
             and all(_close(g, t, tolerance) for g, t in zip(grads, truth))):
         return None  # wrong beyond the saved tensor's precision: something else failed
@@ -71,14 +77,8 @@ def float32_precision(function, spec: Spec, values: dict, reference) -> str | No
     output = function.apply(*inputs.values())
     if not isinstance(output, torch.Tensor) or output.dtype != dtype:
         return None
-    grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(4),
-                              dtype=dtype).to(output.device)
+    grads, expected, truth = _gradients_against(output, inputs, values, reference, 4)
     names = ("Q", "K", "V")
-    grads = torch.autograd.grad(output, [inputs[n] for n in names], grad_output,
-                                allow_unused=True)
-    fresh = make_inputs(values)
-    expected = reference(**fresh)
-    truth = torch.autograd.grad(expected, [fresh[n] for n in names], grad_output)
     worst = (0.0, 0.0, "")
     for what, got, true in [("output", output, expected), *(
             (f"gradient for {n}", g, t) for n, g, t in zip(names, grads, truth))]:

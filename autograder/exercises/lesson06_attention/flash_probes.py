@@ -127,20 +127,32 @@ def block_size(function, block: int):
             del function.BLOCK
 
 
+def _output_and_positions(function, values: dict):
+    """(The output under no_grad, query indices as a column, key indices as a row, Lq, Lk)."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    query = torch.arange(Lq, device=Q.device)[:, None]
+    key = torch.arange(Lk, device=Q.device)[None, :]
+    return output, query, key, Lq, Lk
+
+
+def _attends_as(output, values: dict, mask, *, equal_nan: bool = True) -> bool:
+    """Is ``output`` the reference's attention under ``mask`` (True = attend)?"""
+    expected = attention_reference(values["Q"], values["K"], values["V"], values["scale"], mask)
+    return (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=equal_nan))
+
+
 def recognise_hidden_diagonal(function, values: dict) -> str | None:
     """The hint when causal=True hides the last key each query may see (a mask key >= i + Lk -
     Lq instead of key > i + Lk - Lq): the output is the reference under that narrower mask,
     nan where a query is left with no key at all."""
-    Q, K = values["Q"], values["K"]
-    Lq, Lk = Q.shape[-2], K.shape[-2]
     if not values["causal"]:
         return None
-    with torch.no_grad():
-        output = function.apply(*values.values())
-    narrow = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq - 1)
-    expected = attention_reference(Q, K, values["V"], values["scale"], narrow)
-    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
-            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
+    output, query, key, Lq, Lk = _output_and_positions(function, values)
+    if _attends_as(output, values, key <= query + (Lk - Lq - 1)):
         return (f"{NAME}'s causal mask hides the diagonal: query i must also see key "
                 f"j = i + (Lk - Lq) (here Lk - Lq = {Lk - Lq}), so mask keys j > i + (Lk - Lq), "
                 "not j >= (a query left with no key at all comes out nan)")
@@ -150,16 +162,10 @@ def recognise_hidden_diagonal(function, values: dict) -> str | None:
 def recognise_top_left(function, values: dict) -> str | None:
     """The hint when causal=True gives is_causal's top-left alignment: with Lq < Lk, query i
     then sees keys j <= i instead of j <= i + (Lk - Lq)."""
-    Q, K = values["Q"], values["K"]
-    Lq, Lk = Q.shape[-2], K.shape[-2]
-    if not values["causal"] or Lq == Lk:
+    if not values["causal"] or values["Q"].shape[-2] == values["K"].shape[-2]:
         return None
-    with torch.no_grad():
-        output = function.apply(*values.values())
-    top_left = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril()
-    expected = attention_reference(Q, K, values["V"], values["scale"], top_left)
-    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
-            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7)):
+    output, query, key, Lq, Lk = _output_and_positions(function, values)
+    if _attends_as(output, values, key <= query, equal_nan=False):
         return (f"{NAME}'s causal mask is top-left, as is_causal=True: query i sees keys "
                 f"j <= i, but the contract is bottom-right, j <= i + (Lk - Lq) (here Lk - Lq = "
                 f"{Lk - Lq}), as causal_lower_right: shift the mask and the last key block "
@@ -170,19 +176,12 @@ def recognise_top_left(function, values: dict) -> str | None:
 def recognise_top_left_skip(function, values: dict, block: int) -> str | None:
     """The hint when the mask is bottom-right but the skip top-left: each query block visits
     key blocks up to its own last query's position, not past it by Lk - Lq."""
-    Q, K = values["Q"], values["K"]
-    Lq, Lk = Q.shape[-2], K.shape[-2]
-    if not values["causal"] or Lq == Lk:
+    if not values["causal"] or values["Q"].shape[-2] == values["K"].shape[-2]:
         return None
-    with torch.no_grad():
-        output = function.apply(*values.values())
-    query = torch.arange(Lq, device=Q.device)[:, None]
-    key = torch.arange(Lk, device=Q.device)[None, :]
+    output, query, key, Lq, Lk = _output_and_positions(function, values)
     last_query = torch.clamp(query // block * block + block, max=Lq) - 1  # of its block
-    mask = (key <= query + (Lk - Lq)) & (key // block * block <= last_query)
-    expected = attention_reference(Q, K, values["V"], values["scale"], mask)
-    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
-            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
+    if _attends_as(output, values,
+                   (key <= query + (Lk - Lq)) & (key // block * block <= last_query)):
         return (f"{NAME}'s causal mask is right, but the key blocks each query block visits "
                 "end at its last query's own position, a top-left bound: query i sees keys "
                 f"j <= i + (Lk - Lq) (here Lk - Lq = {Lk - Lq}, BLOCK={block}), so the last key "
@@ -194,13 +193,9 @@ def recognise_tail_dropped(function, values: dict, block: int) -> str | None:
     """The hint when the last, shorter block is left out: of the queries (its output rows
     wrong, every other row right) or of the keys (attention over the full blocks alone)."""
     Q, K = values["Q"], values["K"]
-    Lq, Lk = Q.shape[-2], K.shape[-2]
-    with torch.no_grad():
-        output = function.apply(*values.values())
+    output, query, key, Lq, Lk = _output_and_positions(function, values)
     if not isinstance(output, torch.Tensor) or output.shape[:-1] != Q.shape[:-1]:
         return None
-    query = torch.arange(Lq, device=Q.device)[:, None]
-    key = torch.arange(Lk, device=Q.device)[None, :]
     visible = key <= query + (Lk - Lq) if values["causal"] else torch.ones_like(key == query)
     expected = attention_reference(Q, K, values["V"], values["scale"], visible)
     full = Lq - Lq % block
@@ -230,21 +225,14 @@ def recognise_tile_mask_without_offset(function, values: dict, block: int) -> st
     reference under that mask, on the tiles the contract's skip visits or on every tile; or,
     where the output is the skip's alone, each tile visited left unmasked (a mask applied only
     on the diagonal tiles, key block == query block, is that where Lk - Lq >= BLOCK - 1)."""
-    Q, K = values["Q"], values["K"]
-    Lq, Lk = Q.shape[-2], K.shape[-2]
     if not values["causal"]:
         return None
-    with torch.no_grad():
-        output = function.apply(*values.values())
-    query = torch.arange(Lq, device=Q.device)[:, None]
-    key = torch.arange(Lk, device=Q.device)[None, :]
+    output, query, key, Lq, Lk = _output_and_positions(function, values)
     local = key % block <= query % block + (Lk - Lq)  # each tile's own tril(Lk - Lq)
     last = torch.clamp(query // block * block + block, max=Lq) - 1 + (Lk - Lq)
     visited = key // block * block <= last  # key blocks the skip visits
     for mask in (visited, local & visited, local):
-        expected = attention_reference(Q, K, values["V"], values["scale"], mask)
-        if not (isinstance(output, torch.Tensor) and output.shape == expected.shape
-                and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
+        if not _attends_as(output, values, mask):
             continue
         if mask is visited:  # the skip alone: no key masked inside a tile it visits
             return (f"{NAME}'s causal mask leaves tiles it visits unmasked: its output is "

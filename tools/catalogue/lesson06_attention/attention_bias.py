@@ -176,10 +176,11 @@ MISTAKES = [
 
 # scores and softmax in float32 for float64 inputs (a float32 "safety" cast): every value right
 # to float32's precision only, which the grader named as the aliasing of dS on a (Lq, 1) bias,
-# whose true gradient is 0 (fresh review 75c, B6)
+# whose true gradient is 0 (fresh review 75c, B6); named by the precision finding the comparison
+# holds (lost-float64-digits), before any probe of the bias's gradient
 MISTAKES += [
     Mistake(AB, "scores and softmax in float32 for float64 inputs",
-            "right only to float32's precision", _bias(
+            "far outside float64's precision", _bias(
                 ("P = torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)",
                  "S = ((Q @ K.transpose(-2, -1)) * scale).float() + bias.float()\n"
                  "        P = torch.softmax(S, dim=-1).to(Q.dtype)"))),
