@@ -166,10 +166,10 @@ def check_no_gradient_unasked(function, device) -> None:
                           extra=bias_sum)
 
 
-def _bias_gradient_beside(function, values: dict, other: str | None):
-    """What backward returns for the bias when it and ``other`` (or it alone) require grad."""
+def _returned_bias_gradient(function, values: dict, needing: set):
+    """What backward itself returns for the bias (before the engine sums it to the bias's
+    shape) when the inputs ``needing`` require grad."""
     probe, returned = record_returned_gradients(function)
-    needing = {"bias"} | ({other} if other else set())
     inputs = make_inputs(values, requires_grad=needing)
     output = run_forward(probe, SPEC, inputs).output
     torch.autograd.grad(output, [inputs[n] for n in sorted(needing)], torch.ones_like(output),
@@ -184,7 +184,7 @@ def bias_gated_on_q_or_k(function, values: dict, error: GradingError) -> str | N
     if error.mistake != f"{NAME}/gate-on-wrong-entry" or "for bias" not in str(error):
         return None
     try:
-        beside = {other: _bias_gradient_beside(function, values, other)
+        beside = {other: _returned_bias_gradient(function, values, {"bias", other} - {None})
                   for other in (None, "V", "Q", "K")}
     except Exception:  # noqa: BLE001 - the learner's code may raise anything: keep the first
         return None
@@ -202,13 +202,7 @@ def check_bias_gradient_shape(function, values: dict) -> None:
     """What backward itself returns for the bias has exactly ``bias.shape``: the engine would
     sum a gradient of a shape the bias broadcasts to down to it (Function contract, rule 2),
     but this exercise's contract asks backward for the reduction."""
-    probe, returned = record_returned_gradients(function)
-    inputs = make_inputs(values)
-    output = run_forward(probe, SPEC, inputs).output
-    torch.autograd.grad(output, [inputs[n] for n in ("Q", "K", "V", "bias")],
-                        torch.ones_like(output), allow_unused=True)
-    raw = returned[-1] if returned else ()
-    got = raw[3] if len(raw) > 3 else None
+    got = _returned_bias_gradient(function, values, {"Q", "K", "V", "bias"})
     shape = tuple(values["bias"].shape)
     if isinstance(got, torch.Tensor) and tuple(got.shape) != shape:
         raise GradingError(

@@ -186,7 +186,7 @@ FLASH_ATTENTION_RULES = {
                F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
                F_ + "forward-overflows": "no running maximum",
                F_ + "forward-underflows": "running maximum started at 0",
-               F_ + "buffer-without-dtype": "dK, dV buffers made by torch.zeros(K.shape)"},
+               F_ + "tensor-on-default-device": "dK, dV buffers made by torch.zeros(K.shape)"},
     "gradients": {F_ + "computes-frozen-gradient": "ignores needs_input_grad",
                   "case:computes dV = P^T dO": "dV computed when V needs none",
                   "case:computes dK = dS^T Q": "dQ and dK computed always, returned only when needed"},

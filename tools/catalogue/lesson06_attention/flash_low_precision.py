@@ -107,9 +107,10 @@ MISTAKES = [
         SOLUTION, ("grad_Q.to(Q.dtype) if need_Q", "grad_Q if need_Q"))),
     # dK and dV buffers made by torch.zeros(K.shape): the default dtype and device, so float32
     # gradients for bfloat16 inputs and float64 ones rounded through float32 (review 76, W5:
-    # was named as a float32 accumulator not cast back)
-    Mistake(FA, "dK, dV buffers made by torch.zeros(K.shape)", "comes from a tensor made "
-            "without dtype= (such as torch.zeros(K.shape))", edit(
+    # was named as a float32 accumulator not cast back); the Function contract's default-device
+    # check names the torch.zeros made without device=
+    Mistake(FA, "dK, dV buffers made by torch.zeros(K.shape)", "made a tensor on the default "
+            "device (torch.zeros without device=)", edit(
                 FLASH, ("grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)",
                         "grad_K, grad_V = torch.zeros(K.shape), torch.zeros(V.shape)"))),
     # the row sum of P rounded to float16 passed every case whose probabilities round both
