@@ -8,7 +8,6 @@ scaling and casting keep), so a product's factors name the queries and keys of t
 computes, whatever loops, views or einsums produced it.
 """
 
-import math
 from contextlib import contextmanager
 
 import torch
@@ -17,6 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ...errors import GradingError
 from ...exercise import sample
 from .attention import attention_reference
+from .attention_inputs import attention_values
 
 NAME = "FlashAttention"
 
@@ -251,13 +251,9 @@ def recognise_tile_mask_without_offset(function, values: dict, block: int) -> st
 
 
 def flash_values(lead, Lq, Lk, d, dv, device, *, causal=False, seed=0, dtype=torch.float64):
-    return {
-        "Q": sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
-        "K": sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
-        "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
-        "scale": 1 / math.sqrt(d),
-        "causal": causal,
-    }
+    """Exercise 1's unmasked inputs (``attention_values``), with ``causal`` in the mask's place."""
+    return {**attention_values(lead, Lq, Lk, d, dv, device, seed=seed, dtype=dtype),
+            "causal": causal}
 
 
 def flash_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
