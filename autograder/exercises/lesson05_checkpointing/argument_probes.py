@@ -152,32 +152,6 @@ def _recomputed(function, block, inputs: dict, grad_output, when: str) -> dict:
     return dict(zip(inputs, expected))
 
 
-def check_mixed_dtypes(function, device) -> None:
-    """run_fn(a, b) with a float64, b float32 and a float32 output, so grad_output is float32:
-    the recomputation must see a float64 and b float32 again. One cast for every leaf (to
-    grad_output's dtype, to float64, to the default dtype) changes a or b, and is named."""
-    a = (1.0 + 1e-4 * sample((3, WIDTH), device, seed=41)).requires_grad_()
-    b = sample((3, WIDTH), device, seed=42, dtype=torch.float32).requires_grad_()
-    grad_output = sample((3, WIDTH), device, seed=43, dtype=torch.float32)
-    expected = _recomputed(function, _precision_edge, {"a": a, "b": b}, grad_output,
-                           "run_fn takes a float64 a and a float32 b and returns float32")
-    check_full_precision("a", a.grad, expected["a"], grad_output.dtype)
-    diagnose_gradient("a (float64)", a.grad, expected["a"])
-    diagnose_gradient("b (float32)", b.grad, expected["b"])
-
-
-def check_narrow_output(function, device) -> None:
-    """The same rounding one step down: a float32 x under a bfloat16 output."""
-    wide = sample((3, WIDTH), device, seed=44, dtype=torch.float32).requires_grad_()
-    narrow = sample((3, WIDTH), device, seed=45, dtype=torch.bfloat16)
-    with case("run_fn(x) = tanh(x) * x, then .bfloat16(): x float32 of shape (3, 5), its output "
-              "(grad_output too) bfloat16"):
-        expected = _recomputed(function, _to_bfloat16, {"x": wide}, narrow,
-                               "run_fn takes a float32 x and returns bfloat16")["x"]
-        check_full_precision("x", wide.grad, expected, narrow.dtype)
-        diagnose_gradient("x (float32)", wide.grad, expected)
-
-
 def check_full_precision(name: str, got, expected, out_dtype: torch.dtype) -> None:
     """An argument wider than the output (float64 under a float32 output, float32 under a
     bfloat16 one): a plain run gives its gradient in its own precision. One rounded to the
@@ -199,9 +173,6 @@ def check_full_precision(name: str, got, expected, out_dtype: torch.dtype) -> No
         mistake="CheckpointFunction/gradient-in-output-dtype")
 
 
-HALF_DTYPES = (torch.bfloat16, torch.float16)
-
-
 def _half_blocks(dtype, device) -> dict:
     """An element-wise block and a Linear block, computing in ``dtype``."""
     layer = _linear(WIDTH, WIDTH, device, 53).to(dtype)
@@ -210,17 +181,42 @@ def _half_blocks(dtype, device) -> dict:
                 lambda h: torch.tanh(layer(h))}
 
 
-def check_half_dtypes(function, device) -> None:
-    """run_fn on a bfloat16 x, then a float16 x (an element-wise block, then a Linear in x's
-    dtype): the recomputation must see x in its own half dtype. A cast of the fresh leaves to
-    float32 (or the default dtype) is named before the gradient it spoils or the layer's dtype
-    error."""
-    for dtype in HALF_DTYPES:
+def _dtype_cases(device) -> list[tuple]:
+    """(case, run_fn's block, its inputs, grad_output, when, the input wider than the output):
+    run_fn(a, b) with a float64, b float32 and a float32 output; a float32 x under a bfloat16
+    output; then a bfloat16 x and a float16 x, each through an element-wise block and a Linear
+    in x's dtype."""
+    cases = [
+        ("run_fn(a, b) with a float64, b float32, its output float32 (grad_output too)",
+         _precision_edge,
+         {"a": (1.0 + 1e-4 * sample((3, WIDTH), device, seed=41)).requires_grad_(),
+          "b": sample((3, WIDTH), device, seed=42, dtype=torch.float32).requires_grad_()},
+         sample((3, WIDTH), device, seed=43, dtype=torch.float32),
+         "run_fn takes a float64 a and a float32 b and returns float32", "a"),
+        ("run_fn(x) = tanh(x) * x, then .bfloat16(): x float32 of shape (3, 5), its output "
+         "(grad_output too) bfloat16", _to_bfloat16,
+         {"x": sample((3, WIDTH), device, seed=44, dtype=torch.float32).requires_grad_()},
+         sample((3, WIDTH), device, seed=45, dtype=torch.bfloat16),
+         "run_fn takes a float32 x and returns bfloat16", "x")]
+    for dtype in (torch.bfloat16, torch.float16):
         name = str(dtype).removeprefix("torch.")
-        for label, block in _half_blocks(dtype, device).items():
-            x = sample((3, WIDTH), device, seed=51, dtype=dtype).requires_grad_()
-            grad_output = sample((3, WIDTH), device, seed=52, dtype=dtype)
-            with case(f"{label}, x {name} of shape (3, 5), grad_output {name}"):
-                expected = _recomputed(function, block, {"x": x}, grad_output,
-                                       f"run_fn takes a {name} x")["x"]
-                diagnose_gradient(f"x ({name})", x.grad, expected)
+        cases += [(f"{label}, x {name} of shape (3, 5), grad_output {name}", block,
+                   {"x": sample((3, WIDTH), device, seed=51, dtype=dtype).requires_grad_()},
+                   sample((3, WIDTH), device, seed=52, dtype=dtype), f"run_fn takes a {name} x",
+                   None) for label, block in _half_blocks(dtype, device).items()]
+    return cases
+
+
+def check_argument_dtypes(function, device) -> None:
+    """Each of _dtype_cases: the recomputation must see every argument in its own dtype (one
+    cast for every leaf, to grad_output's dtype, to float64, to float32 or the default dtype,
+    changes one, and is named before the gradient it spoils or a layer's dtype error), and an
+    argument wider than the output keeps its gradient's precision."""
+    for label, block, inputs, grad_output, when, wide in _dtype_cases(device):
+        with case(label):
+            expected = _recomputed(function, block, inputs, grad_output, when)
+            if wide is not None:
+                check_full_precision(wide, inputs[wide].grad, expected[wide], grad_output.dtype)
+            for name, x in inputs.items():
+                diagnose_gradient(f"{name} ({str(x.dtype).removeprefix('torch.')})", x.grad,
+                                  expected[name])

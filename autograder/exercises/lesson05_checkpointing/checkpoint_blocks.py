@@ -89,8 +89,10 @@ def parameters_of(module) -> dict[str, torch.Tensor]:
     return dict(module.named_parameters())
 
 
-def clear_grads(module) -> None:
-    for parameter in parameters_of(module).values():
+def clear_grads(held) -> None:
+    """.grad set to None on each parameter of a module, a list of modules, or a dict of
+    parameters."""
+    for parameter in (held if isinstance(held, dict) else parameters_of(held)).values():
         parameter.grad = None
 
 

@@ -13,7 +13,7 @@ from ...exercise import sample
 from ...probes import reachable
 from ...class_state import changed_attributes, check_class_state, class_state
 from .checkpoint_backward import CHECKPOINT
-from .checkpoint_blocks import WIDTH, fork_rng, mlp_block
+from .checkpoint_blocks import WIDTH, clear_grads, fork_rng, mlp_block
 
 
 def _two_calls(device, seed: int = 20, dropouts=(0.5, 0.5)):
@@ -44,8 +44,7 @@ def _chain(apply, calls, a, b, grad_outputs, *, graphs: int = 1) -> list:
     (run_first, (flag, shift, keep)), (run_second, (scale,)), blocks = calls
     leaves = [a.detach().requires_grad_(), b.detach().requires_grad_()]
     parameters = [p for block in blocks for p in block.parameters()]
-    for parameter in parameters:
-        parameter.grad = None
+    clear_grads(list(blocks))
     torch.manual_seed(3)
     torch.rand(17, device=a.device)
     h = apply(run_first, flag, leaves[0], shift, keep)

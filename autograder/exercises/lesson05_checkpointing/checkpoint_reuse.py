@@ -13,7 +13,7 @@ from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
 from ...outside_ctx import check_no_state_outside_ctx
-from .checkpoint_blocks import WIDTH, fork_rng, mlp_block
+from .checkpoint_blocks import WIDTH, clear_grads, fork_rng, mlp_block
 from .checkpoint_calls import _check_class_state
 
 
@@ -52,8 +52,7 @@ def _name_state_off_ctx(function, run_fn, x, error: GradingError) -> None:
 def _tied(apply, block, x, grad_output) -> list:
     """The same block (dropout inside) applied twice in a row, one backward."""
     leaf = x.detach().requires_grad_()
-    for parameter in block.parameters():
-        parameter.grad = None
+    clear_grads(block)
     torch.manual_seed(5)
     torch.rand(3, device=x.device)
     h = apply(block, leaf)
@@ -67,8 +66,7 @@ def _tied(apply, block, x, grad_output) -> list:
 def _in_forward_order(apply, blocks, x, grad_outputs) -> list:
     """Two blocks on one input, each output its own loss, backpropagated first to last."""
     leaf = x.detach().requires_grad_()
-    for parameter in (p for block in blocks for p in block.parameters()):
-        parameter.grad = None
+    clear_grads(blocks)
     torch.manual_seed(6)
     outputs = [apply(block, leaf) for block in blocks]
     for output, grad_output in zip(outputs, grad_outputs):

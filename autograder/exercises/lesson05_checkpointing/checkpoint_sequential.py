@@ -42,11 +42,6 @@ def _reaches(output: torch.Tensor, x: torch.Tensor) -> bool:
     return any(getattr(node, "variable", None) is x for node in graph_nodes([output]))
 
 
-def _custom_nodes(output: torch.Tensor) -> int:
-    """How many custom Function nodes (checkpointed segments) the output's graph holds."""
-    return len(_forward_classes(output))
-
-
 def _segment_sizes(order: list[int]) -> list[int]:
     """The sizes of the segments backward recomputed, first segment first: backward recomputes
     them last to first, each one's layers in order, so a segment ends wherever the next index

@@ -14,20 +14,25 @@ from .argument_probes import check_ignored_gets_none
 from .checkpoint_blocks import WIDTH, _linear, learner_raised, parameters_of
 
 
-def _raised(who: str, holder: str, error: Exception, mistake: str) -> GradingError:
-    return GradingError(
-        f"{who} raised {type(error).__name__} in backward when {holder} holds a frozen parameter "
-        "(requires_grad=False, as in fine-tuning): it gets no gradient, and asking autograd for "
-        "one raises; which tensors does your backward ask gradients for, and does every one "
-        "of them require grad?", str(error), mistake=mistake)
-
-
 def _check_untouched(who: str, frozen: nn.Module, mistake: str) -> None:
     for name, parameter in parameters_of(frozen).items():
         if parameter.grad is not None:
             raise GradingError(
                 f"{who} gave the frozen parameter {name} (requires_grad=False) a .grad: a plain "
                 "run gives it none; which parameters should receive one?", mistake=mistake)
+
+
+def _check_frozen_run(who: str, holder: str, frozen: nn.Module, run) -> None:
+    """``run()`` backpropagates through ``who`` with the frozen module inside ``holder``: it
+    runs, and leaves every frozen parameter without .grad."""
+    mistake = f"{who}/frozen-parameter"
+    with learner_raised(lambda error: GradingError(
+            f"{who} raised {type(error).__name__} in backward when {holder} holds a frozen "
+            "parameter (requires_grad=False, as in fine-tuning): it gets no gradient, and asking "
+            "autograd for one raises; which tensors does your backward ask gradients for, and "
+            "does every one of them require grad?", str(error), mistake=mistake)):
+        run()
+    _check_untouched(who, frozen, mistake)
 
 
 def frozen_block(device, seed: int = 30) -> tuple[nn.Module, nn.Module]:
@@ -41,10 +46,8 @@ def check_checkpoint_frozen(function, device, check_block) -> None:
     gives the rest the gradients a plain run gives."""
     block, frozen = frozen_block(device)
     x = sample((3, WIDTH), device, seed=32)
-    mistake = "CheckpointFunction/frozen-parameter"
-    with learner_raised(lambda error: _raised("CheckpointFunction", "run_fn", error, mistake)):
-        function.apply(block, x.clone().requires_grad_()).sum().backward()
-    _check_untouched("CheckpointFunction", frozen, mistake)
+    _check_frozen_run("CheckpointFunction", "run_fn", frozen, lambda: function.apply(
+        block, x.clone().requires_grad_()).sum().backward())
     trained = {name: p for name, p in parameters_of(block).items() if p.requires_grad}
     check_block(function, block, {"run_fn": block, "x": x}, {"x"}, trained)
 
@@ -52,11 +55,9 @@ def check_checkpoint_frozen(function, device, check_block) -> None:
 def check_coupling_frozen(function, values: dict, check_coupling) -> None:
     """ReversibleCoupling with f = Linear (frozen), Tanh: the same three things."""
     frozen = values["f"][0].requires_grad_(False)
-    mistake = "ReversibleCoupling/frozen-parameter"
     x1, x2 = (values[n].clone().requires_grad_() for n in ("x1", "x2"))
-    with learner_raised(lambda error: _raised("ReversibleCoupling", "f", error, mistake)):
-        sum(y.sum() for y in function.apply(x1, x2, values["f"], values["g"])).backward()
-    _check_untouched("ReversibleCoupling", frozen, mistake)
+    _check_frozen_run("ReversibleCoupling", "f", frozen, lambda: sum(
+        y.sum() for y in function.apply(x1, x2, values["f"], values["g"])).backward())
     check_coupling(function, values)
 
 

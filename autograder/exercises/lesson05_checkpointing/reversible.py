@@ -12,8 +12,9 @@ from ...domain import RECOMPUTES_CLAUSE, Domain
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
-from .checkpoint_blocks import (WIDTH, _linear, check_parameter_grads, coupling_values,
-                                custom_nodes, parameters_of, refuse_reentry, watch_calls)
+from .checkpoint_blocks import (WIDTH, _linear, check_parameter_grads, clear_grads,
+                                coupling_values, custom_nodes, parameters_of, refuse_reentry,
+                                watch_calls)
 from .reversible_saves import (check_outputs_kept, check_saves_only_outputs,
                                recomputed_in_other_dtype)
 from .second_use import check_coupling_second_use
@@ -120,8 +121,7 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     if unused is not None:
         grad_outputs[unused] = None
     expected, truth, parameter_truth = _reference(values, grad_outputs)
-    for parameter in parameters.values():
-        parameter.grad = None
+    clear_grads(parameters)
     inputs = make_inputs(values)
     _GRAD_ON.clear()
     forward = run_forward(function, REVERSIBLE, inputs)
@@ -140,10 +140,12 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
         for name in ("x1", "x2"):
             diagnose_gradient(name, inputs[name].grad, truth[name])
     except GradingError as error:
-        if hint := (_inversion_hint(calls, known, inputs, truth)
-                    or _dropped_path_hint(values, grad_outputs, inputs, truth)
-                    or _lost_path_hint(values, grad_outputs, inputs, truth)
-                    or _recorded_inversion_hint(values, inputs, truth)
+        grads = [inputs[name].grad for name in ("x1", "x2")]
+        grads = grads if all(isinstance(g, torch.Tensor) for g in grads) else None
+        if hint := (_inversion_hint(calls, known, grads, truth)
+                    or _dropped_path_hint(values, grad_outputs, grads, truth)
+                    or _lost_path_hint(values, grad_outputs, grads, truth)
+                    or _recorded_inversion_hint(values, grads, truth)
                     or _rebuilt_wrong_hint(calls, known, values)):
             raise GradingError(hint, str(error), mistake={
                 "x1 and x2 swapped": "ReversibleCoupling/gradients-swapped",
@@ -168,11 +170,11 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and torch.allclose(a, b, rtol=1e-6, atol=1e-9)
 
 
-def _inversion_hint(calls: list, known: dict, inputs: dict, truth: dict) -> str | None:
+def _inversion_hint(calls: list, known: dict, grads, truth: dict) -> str | None:
     """The cause of wrong input gradients, when what backward did proves it: which tensor f
-    and g were called on (f should see x2, g should see y1), or the two gradients swapped."""
-    grads = [inputs[name].grad for name in ("x1", "x2")]
-    if all(isinstance(g, torch.Tensor) for g in grads) and _close(grads[0], truth["x2"]) \
+    and g were called on (f should see x2, g should see y1), or the two gradients swapped.
+    ``grads``: x1's and x2's, None unless both are tensors."""
+    if grads is not None and _close(grads[0], truth["x2"]) \
             and _close(grads[1], truth["x1"]) and not _close(truth["x1"], truth["x2"]):
         return ("ReversibleCoupling.backward returned the gradients of x1 and x2 swapped: "
                 "return them in the order of forward's inputs, (grad_x1, grad_x2, None, None)")
@@ -194,12 +196,10 @@ def _inversion_hint(calls: list, known: dict, inputs: dict, truth: dict) -> str 
     return None
 
 
-def _dropped_path_hint(values: dict, grad_outputs: list, inputs: dict,
-                       truth: dict) -> str | None:
+def _dropped_path_hint(values: dict, grad_outputs: list, grads, truth: dict) -> str | None:
     """Proved only when both returned gradients are exactly those of the same loss with one
     incoming gradient set to zero (and that loss's gradients differ from the true ones)."""
-    grads = [inputs[name].grad for name in ("x1", "x2")]
-    if None in grad_outputs or not all(isinstance(g, torch.Tensor) for g in grads):
+    if None in grad_outputs or grads is None:
         return None
     for dropped, kept in ((0, 1), (1, 0)):
         partial = list(grad_outputs)
@@ -214,12 +214,11 @@ def _dropped_path_hint(values: dict, grad_outputs: list, inputs: dict,
     return None
 
 
-def _lost_path_hint(values: dict, grad_outputs: list, inputs: dict, truth: dict) -> str | None:
+def _lost_path_hint(values: dict, grad_outputs: list, grads, truth: dict) -> str | None:
     """Proved only when the returned gradients are exactly those of a known lost path: x2's
     without grad_y2's direct term (x1's right), or both without grad_y2's path through g (g
     recomputed on a leaf of its own), and differ from the true ones. One vjp of f at most."""
-    grads = [inputs[name].grad for name in ("x1", "x2")]
-    if None in grad_outputs or not all(isinstance(g, torch.Tensor) for g in grads):
+    if None in grad_outputs or grads is None:
         return None
     grad_y1, grad_y2 = grad_outputs
     if _close(grads[0], truth["x1"]) and _close(grads[1], truth["x2"] - grad_y2) \
@@ -241,11 +240,10 @@ def _lost_path_hint(values: dict, grad_outputs: list, inputs: dict, truth: dict)
             "which tensor of your rebuilt graph should g be fed, so that both paths meet?")
 
 
-def _recorded_inversion_hint(values: dict, inputs: dict, truth: dict) -> str | None:
+def _recorded_inversion_hint(values: dict, grads, truth: dict) -> str | None:
     """Proved only when x1's gradient is right and x2's is exactly the true one minus f's
     vector-Jacobian product with it: what a recorded rebuild of x1 from x2 adds."""
-    grads = [inputs[name].grad for name in ("x1", "x2")]
-    if not all(isinstance(g, torch.Tensor) for g in grads) or not _close(grads[0], truth["x1"]):
+    if grads is None or not _close(grads[0], truth["x1"]):
         return None
     x2 = values["x2"].detach().requires_grad_()
     with torch.enable_grad():

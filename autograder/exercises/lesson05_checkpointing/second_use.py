@@ -77,54 +77,49 @@ def _ctx_tensors(node) -> list:
             for path, tensor in reachable(value, f"ctx.{attribute}")]
 
 
-def _graph_left_on_ctx(name: str, node, skip: set) -> None:
-    """After a backward: does ctx (the output's grad_fn) hold a tensor of a recorded graph?"""
-    for path, tensor in _ctx_tensors(node):
-        if tensor.grad_fn is not None:
-            alive = _activations_alive(tensor, skip)
-            also = (f", and {alive} bytes of activations its graph saved and no backward "
-                    "freed," if alive else "")
-            raise GradingError(
-                f"{name}'s backward left {path} on ctx, a tensor of the graph it rebuilt "
-                f"(its grad_fn: {type(tensor.grad_fn).__name__}): its "
-                f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
-                "backward, for as long as the caller holds the output",
-                mistake=f"{name}/keeps-rebuilt-graph")
-
-
-def _tensors_left_on_ctx(name: str, node) -> None:
-    """After backward: ctx holds a tensor backward made (a fresh leaf, a gradient)? Forward may
+def _left_on_ctx(name: str, node, skip: set = frozenset(), *, made_by_backward: bool) -> None:
+    """After a backward: does ctx (the output's grad_fn) hold a tensor of a recorded graph, or,
+    with ``made_by_backward``, any tensor backward made (a fresh leaf, a gradient)? Forward may
     leave only random states (uint8 tensors) on it."""
     for path, tensor in _ctx_tensors(node):
-        if tensor.dtype != torch.uint8:
+        if not made_by_backward and tensor.grad_fn is not None:
+            alive = _activations_alive(tensor, skip)
+            what = (f"a tensor of the graph it rebuilt (its grad_fn: "
+                    f"{type(tensor.grad_fn).__name__})")
+            also = (f", and {alive} bytes of activations its graph saved and no backward "
+                    "freed," if alive else "")
+            question, mistake = "", "keeps-rebuilt-graph"
+        elif made_by_backward and tensor.dtype != torch.uint8:
             what = ("a fresh leaf of the graph it rebuilt (it requires grad)"
                     if tensor.requires_grad else "a tensor it computed")
             grad = tensor.grad if tensor.requires_grad else None
             also = "" if grad is None else f", and its .grad's {grad.nbytes} bytes"
-            raise GradingError(
-                f"{name}'s backward left {path} on ctx, {what}: its "
-                f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
-                "backward, for as long as the caller holds the output; what does a second "
-                "backward need that forward did not already keep?",
-                mistake=f"{name}/keeps-backward-tensors")
+            question = ("; what does a second backward need that forward did not already "
+                        "keep?")
+            mistake = "keeps-backward-tensors"
+        else:
+            continue
+        raise GradingError(
+            f"{name}'s backward left {path} on ctx, {what}: its "
+            f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after backward, "
+            f"for as long as the caller holds the output{question}",
+            mistake=f"{name}/{mistake}")
 
 
-def _twice(name: str, run, leaves: dict, parameters: dict, situation: str,
-           node=None) -> None:
+def _twice(name: str, run, leaves: dict, parameters: dict, situation: str, node) -> None:
     """``run(retain)`` builds nothing: it backpropagates the one graph; twice, each run's
-    gradients read alone. A second run that raises is left to the clause that allows it. Given
-    ``node`` (the output's grad_fn, its ctx), nothing of a recorded graph is left on it."""
+    gradients read alone. A second run that raises is left to the clause that allows it. On
+    ``node`` (the output's grad_fn, its ctx; None reads as no ctx) nothing of a recorded graph
+    is left after the first run, and nothing backward made after the second."""
     _grads(leaves, parameters)
     run(True)
-    if node is not None:
-        _graph_left_on_ctx(name, node, {t.untyped_storage().data_ptr() for t in (
-            *leaves.values(), *parameters.values())})
+    _left_on_ctx(name, node, {t.untyped_storage().data_ptr() for t in (
+        *leaves.values(), *parameters.values())}, made_by_backward=False)
     first = _grads(leaves, parameters)
     try:
         run(False)
     except RuntimeError:  # refusing a second backward is allowed; other gradients are not
-        if node is not None:
-            _tensors_left_on_ctx(name, node)
+        _left_on_ctx(name, node, made_by_backward=True)
         return
     except Exception as error:  # noqa: BLE001  (the learner's backward broke on the rerun)
         raise GradingError(
@@ -134,11 +129,12 @@ def _twice(name: str, run, leaves: dict, parameters: dict, situation: str,
             "as forward left it", str(error),
             mistake=f"{name}/backward-changes-state-it-reads") from error
     _compare_runs(name, first, _grads(leaves, parameters), situation)
-    if node is not None:
-        _tensors_left_on_ctx(name, node)
+    _left_on_ctx(name, node, made_by_backward=True)
 
 
-def _check_inplace_refused(name: str, edited: str, run, fix: str) -> None:
+def _check_inplace_refused(name: str, edited: str, run) -> None:
+    """``run()`` backpropagates after ``edited``, a tensor forward saved, was changed in place:
+    it must raise PyTorch's in-place error."""
     try:
         run()
     except RuntimeError as error:
@@ -153,7 +149,8 @@ def _check_inplace_refused(name: str, edited: str, run, fix: str) -> None:
         f"{name}'s backward ran without error although {edited} was changed in place after "
         f"forward ({edited}.add_(1) between forward and backward), so it gave gradients of "
         "values forward never computed, silently: what forward saved is an alias autograd's "
-        f"version counter does not watch (t.data?); {fix}",
+        f"version counter does not watch (t.data?); the contract asks for PyTorch's in-place "
+        "error here: which tensors does autograd's version counter watch?",
         mistake=f"{name}/saves-unversioned-alias")
 
 
@@ -185,9 +182,7 @@ def check_checkpoint_second_use(function, device, *, seed: int = 60) -> None:
                 values[edited].add_(1)
             _check_inplace_refused(
                 "CheckpointFunction", edited,
-                lambda: torch.autograd.backward(output, torch.ones_like(output)),
-                "the contract asks for PyTorch's in-place error here: which tensors does "
-                "autograd's version counter watch?")
+                lambda: torch.autograd.backward(output, torch.ones_like(output)))
 
 
 def check_coupling_second_use(function, rebuild) -> None:
@@ -204,6 +199,4 @@ def check_coupling_second_use(function, rebuild) -> None:
                 outputs[k].add_(1)
             _check_inplace_refused(
                 "ReversibleCoupling", edited,
-                lambda: torch.autograd.backward(list(outputs), grad_outputs),
-                "the contract asks for PyTorch's in-place error here: which tensors does "
-                "autograd's version counter watch?")
+                lambda: torch.autograd.backward(list(outputs), grad_outputs))

@@ -13,6 +13,7 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
 from .checkpoint_blocks import WIDTH, _linear, layer_stack, learner_raised, rng_states
+from .rng_probe import same_states
 from .segment_calls import _recording_calls, _spans, check_runs_once
 
 
@@ -165,8 +166,7 @@ def check_random_layers(checkpoint_sequential, device, segments: int = 2) -> Non
             "it stands, in the plain stack's order; set no seed and draw nothing of your own",
             mistake="checkpoint_sequential/draws-other-masks")
     diagnose_values(f"{where}: the output", output, expected)
-    if not all(torch.equal(now, then) for now, then in zip(rng_states(torch.device(device)),
-                                                           after_plain)):
+    if not same_states(rng_states(torch.device(device)), after_plain):
         raise GradingError(
             f"{where}: after the call the caller's random stream is not where the plain stack "
             "leaves it (its dropout draws advance the stream): the next random number the "

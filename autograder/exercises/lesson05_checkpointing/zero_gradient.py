@@ -10,7 +10,7 @@ from ...checks import case
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
-from .checkpoint_blocks import WIDTH, mlp_block, parameters_of
+from .checkpoint_blocks import WIDTH, clear_grads, mlp_block, parameters_of
 
 ZERO = "(output * 0).sum().backward()"
 
@@ -34,8 +34,7 @@ def check_checkpoint_zero_gradient(function, device) -> None:
     for dtype in (torch.float64, torch.float32):
         block = mlp_block(device, seed=40).to(dtype)
         parameters = parameters_of(block)
-        for parameter in parameters.values():
-            parameter.grad = None
+        clear_grads(parameters)
         x = sample((3, WIDTH), device, seed=41, dtype=dtype).requires_grad_()
         where = f"run_fn a Linear-Tanh-Linear block in {dtype}, then {ZERO}"
         with case(f"{where}, x of shape (3, 5)"):
@@ -48,8 +47,7 @@ def check_checkpoint_zero_gradient(function, device) -> None:
 def check_coupling_zero_gradient(function, values: dict, parameters: dict) -> None:
     """A loss that multiplies both outputs by zero: x1, x2 and the parameters of f and g end
     with zero gradients."""
-    for parameter in parameters.values():
-        parameter.grad = None
+    clear_grads(parameters)
     x1, x2 = (values[n].detach().clone().requires_grad_() for n in ("x1", "x2"))
     where = f"x1 and x2 in {x1.dtype}, then (y1 * 0 + y2 * 0).sum().backward()"
     with case(f"{where}, of shape {tuple(x1.shape)}"):
