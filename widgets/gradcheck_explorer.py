@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import ipywidgets
 import torch
-from matplotlib import colormaps
+from matplotlib import colormaps, patheffects
 from matplotlib.patches import Rectangle
 
 from . import markup
@@ -29,7 +29,16 @@ MAX_ENTRIES = 100_000  # beyond this the heatmaps are unreadable and the wait is
 # still exact to gradcheck's tolerance, and those of a smooth float64 one too
 COARSE_EPS = 1e-3
 NAN_COLOUR = "#F0E442"  # yellow: off the red-white-blue scale, so a nan entry stands out
-MARK_COLOUR = INK  # the worst entry's outline: near black, visible on red, blue and yellow
+# an entry's outline: near black on a white halo, so that one of the two stands out on every
+# colour a cell can take (the halo on dark red and dark blue, the black on white and yellow)
+MARK_COLOUR, MARK_HALO = INK, "white"
+
+
+def mark_style() -> dict:
+    """A Rectangle's keywords for an outline: unfilled, above the image and the axes' frame
+    (an edge cell's outline would lie under the frame), its halo behind the black line."""
+    return dict(fill=False, edgecolor=MARK_COLOUR, linewidth=2.0, zorder=3, clip_on=False,
+                path_effects=[patheffects.withStroke(linewidth=5.0, foreground=MARK_HALO)])
 
 
 def heatmap_colours():
@@ -260,8 +269,7 @@ class JacobianFigure:
             ax.set_title(title, fontsize=9)
             ax.tick_params(labelsize=7, labelleft=i == 0)
             self.images.append(image)
-            self.marks.append(ax.add_patch(Rectangle((0, 0), 1, 1, fill=False,
-                                                     edgecolor=MARK_COLOUR, linewidth=2.0)))
+            self.marks.append(ax.add_patch(Rectangle((0, 0), 1, 1, **mark_style())))
         axes[0].set_ylabel("output element", fontsize=8)
         self.frames = Frames(self.figure, [*self.images, *self.marks])
         self.layout = None  # what the still parts show: shape, name and colour scales

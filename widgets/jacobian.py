@@ -4,7 +4,7 @@ ops. Entries that differ are outlined; a gradient returned in the wrong shape is
 returned (the engine would have summed it), so a forgotten broadcast sum shows as extra
 columns, a lost repeated row as a missing entry, a missing projection term as a wrong block.
 A nan entry is drawn yellow, off the red-white-blue scale; differing entries are outlined in
-black. Where the learner's last self-check of this exercise failed and the two Jacobians still
+black on a white halo. Where the learner's last self-check of this exercise failed and the two Jacobians still
 match, the view says so instead of ticking: the failure lies in something it does not check."""
 
 import textwrap
@@ -19,7 +19,7 @@ from autograder.probes import record_returned_gradients
 
 from . import markup
 from .figures import CURRENT, Frames, css_width, new_figure
-from .gradcheck_explorer import MARK_COLOUR, heatmap_colours
+from .gradcheck_explorer import heatmap_colours, mark_style
 from .functions import display_name, error_summary, input_names, is_function_class
 from .markup import code
 from .view import View, html_pane, image_pane, show_figure
@@ -307,7 +307,7 @@ def _write_values(ax, matrix: torch.Tensor, limit: float) -> None:
 
 def _cell(o: int, i: int) -> Rectangle:
     """The outline of cell (o, i) of an image drawn with imshow."""
-    return Rectangle((i - 0.5, o - 0.5), 1, 1, fill=False, edgecolor=MARK_COLOUR, linewidth=2)
+    return Rectangle((i - 0.5, o - 0.5), 1, 1, **mark_style())
 
 
 def jacobian_figure(pair: JacobianPair, function=None):

@@ -262,3 +262,48 @@ def test_are_the_values_in_a_large_heatmap_legible():
     large, = jacobian_pairs(function, lambda z, tau: torch.softmax(z / tau, -1), logits, 0.5)
     assert large.reference.numel() > MAX_VALUES
     assert not any(_values(ax) for ax in jacobian_figure(large, function).axes)
+
+
+def _luminance(colour) -> float:
+    """WCAG 2's relative luminance of an RGB(A) colour."""
+    from matplotlib.colors import to_rgb
+
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a, b) -> float:
+    """WCAG 2's contrast ratio of two colours, 1 (the same) to 21 (black on white)."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def _strokes(outline) -> list:
+    """The colours an outline is drawn in: its edge, and the halo of each stroke effect."""
+    return [outline.get_edgecolor(), *[effect._gc["foreground"] for effect in
+                                       outline.get_path_effects() if "foreground" in effect._gc]]
+
+
+@pytest.mark.lesson03
+def test_does_every_outline_stand_out_on_every_colour_a_cell_takes():
+    """Issue 68: a learner found the outline in FakeQuantize's view invisible: near black on the
+    reference's dark blue cell (d y[2] / d scale = -4). Does each outline the view draws (and
+    the gradient explorer's mark) have a stroke, its line or its halo, at a contrast of at
+    least 3:1 (WCAG's for graphics) with every colour of the heatmap, nan's yellow and the
+    page's white included?"""
+    import numpy
+    from matplotlib.colors import to_hex
+
+    from widgets.gradcheck_explorer import JacobianFigure, heatmap_colours
+
+    pair, function = _surrogate_pair("FakeQuantize", "clipped elements give scale nothing", 1)
+    outlines = [patch for ax in jacobian_figure(pair, function).axes for patch in ax.patches
+                if not patch.get_fill()]
+    assert len(outlines) == 2 * int(pair.mismatch.sum())  # each differing cell, in both panels
+    outlines += JacobianFigure().marks
+    colours = heatmap_colours()
+    backgrounds = [*colours(numpy.linspace(0, 1, 257)), colours.get_bad(), "white"]
+    for outline in outlines:
+        for background in backgrounds:
+            best = max(contrast(stroke, background) for stroke in _strokes(outline))
+            assert best >= 3, f"an outline in {_strokes(outline)} on {to_hex(background)}"
