@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # `make install`: the course environment in VENV (default .venv), one step at a time, each
 # saying what it does, about how long it takes on an idle 2-core machine (measured from a
-# clean clone with pip's cache cold; on a busy machine, scaled by its load per core) and how
-# long it took here.
+# clean clone with pip's cache cold), the most it should take at the load this machine has as
+# the step starts, and how long it took here.
 set -euo pipefail
 venv="${1:-.venv}"
 python="$venv/bin/python"
 started=$(date +%s)
 step_started=$started
 
-# how many times slower than idle this machine runs now: its load per core (1 when idle)
-slowdown=$(awk -v cores="$(nproc)" '{ s = $1 / cores; printf "%d", (s > 1.5 ? s + 0.5 : 1) }' \
-  /proc/loadavg 2>/dev/null || echo 1)
+# how many times slower than idle a step may run now: 1 + the last minute's load per core (a
+# step that keeps every core busy gets 1 / (1 + load) of each; pip's single process less
+# slowed), read again at each step, as the load moves; below a tenth per core, idle.
+# LOADAVG: another file in /proc/loadavg's format (the tests')
+slowdown() {
+  awk -v cores="$(nproc)" '{ s = $1 / cores; if (s < 0.1) print 1; else printf "%.2f\n", 1 + s }' \
+    "${LOADAVG:-/proc/loadavg}" 2>/dev/null || echo 1
+}
 
-step() {  # step NUMBER TEXT SECONDS: announce a step, its idle estimate scaled to this load
+step() {  # step NUMBER TEXT SECONDS: announce a step, its idle estimate and its bound at this load
   step_started=$(date +%s)
-  local estimate="about $3 s"
-  [ "$slowdown" -gt 1 ] && estimate+=" idle, up to $(( $3 * slowdown )) s at this machine's load"
+  local times estimate="about $3 s on an idle 2-core machine"
+  times=$(slowdown)
+  if [ "$times" != 1 ]; then
+    estimate+=", up to $(awk -v s="$3" -v t="$times" 'BEGIN { printf "%d", s * t + 0.999 }') s"
+    estimate+=" at this machine's load"
+  fi
   echo "[install $1/4] $2 ($estimate; elapsed so far $(( step_started - started )) s)"
 }
 done_step() {
