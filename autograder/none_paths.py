@@ -141,6 +141,7 @@ def _frozen_error(function, domain: Domain, values: dict, wanted: str, other: st
             mistake=f"{domain.spec.name}/gate-on-wrong-entry")
     return GradingError(
         f"{function.__name__}.backward returned a gradient for {other} with only {wanted} "
-        f"requiring grad ({shapes_of(values)}): {other} needs no gradient, so backward returns "
-        f"None for it (computing it is work thrown away) {rule_reference('gradients')}",
+        f"requiring grad ({shapes_of(values)}): {other} needs no gradient (its entry of "
+        f"ctx.needs_input_grad is False), so backward returns None for it (computing it is "
+        f"work thrown away) {rule_reference('gradients')}",
         mistake=f"{domain.spec.name}/computes-frozen-gradient")

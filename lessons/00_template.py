@@ -253,8 +253,7 @@ compare_all(predicted_gradcheck, {
 # <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
 # Is this Jacobian a diagonal, a full row as `Norm`'s was, or something else? For one $j$, which
-# term of the sum is left, and which entry of `grad_output` does it hold? A backward that returns
-# the derivative alone: for which `grad_output` would it still be right?
+# term of the sum is left, and which entry of `grad_output` does it hold?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (a number to hit)</summary>
@@ -417,8 +416,9 @@ compare_all(predicted_on_class, {"first input's gradient, each entry": x_first.g
 # - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
 #   `w2`, 0 included, with every digit of each weight.
 #
-# Two things are new since `Square`: four inputs, and two of them are not tensors. The page
-# decides nothing more for you this time. Derive both gradients on paper, and decide from them
+# Two things are new since `Square`: four inputs, and two of them are not tensors. One tool is
+# new too: `ctx.needs_input_grad`, a tuple with one entry per input of forward, `True` where that
+# input needs a gradient. The page decides nothing more for you this time. Derive both gradients on paper, and decide from them
 # which of the four inputs backward needs and how it gets them; then write your answer and run
 # it. Where an attempt breaks a rule, torch's error or the self-check's first line says which,
 # and the [contract](function_contract.md) says why.
@@ -473,7 +473,7 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
 # forward saves no tensor: the two floats go on `ctx` as plain attributes, since
-# `save_for_backward` takes tensors only. Every call gets its own `ctx`, where the class is shared
+# `save_for_backward` takes tensors (or `None`), never a float. Every call gets its own `ctx`, where the class is shared
 # by every call, as `SquareOnClass` showed. The floats' places in backward's return take `None`,
 # and each gradient is computed only where its `ctx.needs_input_grad` entry is `True`.
 # </details>

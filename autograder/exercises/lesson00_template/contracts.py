@@ -97,7 +97,9 @@ OUTER_CLAUSES = (
            {"Outer/saves-more-than-inputs": "saves the output"}),
     Clause("backward does no work for a gradient nobody needs.",
            {"Outer/computes-unneeded-gradient":
-                "both gradients computed, None returned for the unneeded one"}),
+                "both gradients computed, None returned for the unneeded one",
+            "Outer/does-unneeded-work":
+                "grad_output's transpose copied before the gates, used by grad_v only"}),
 )
 OUTER_RULES = {
     "values": {"Outer/narrows-large-input": "grad_v rounded through float32 when m > 64",

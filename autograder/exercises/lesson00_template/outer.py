@@ -10,6 +10,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...mistakes import RAISED, mistake_of
 from ..shared.backward_reads import backward_reading
+from ..shared.dead_work import unused_backward_work
 from ..shared.call_state import (check_call_places, check_class_untouched,
                                  check_input_version_tracking, check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
@@ -146,14 +147,17 @@ def check_empty_sizes(function, device) -> None:
 def check_computes_only_what_is_needed(function, device) -> None:
     """u alone requiring grad, then v alone: backward may read only what that gradient needs.
     One that computes both gradients and returns None for the other returns the right thing;
-    only what it reads shows the work."""
+    only what it reads, or makes and never returns, shows the work."""
     for name in OUTER.input_names:
         inputs = make_inputs(_values(4, 3, device), requires_grad={name})
         forward = run_forward(function, OUTER, inputs)
         backward, reads = backward_reading(OUTER, inputs, forward.output,
                                            torch.ones_like(forward.output), NEEDS)
-        if not reads or backward.reentered_autograd:
-            continue  # none read, or a recomputed forward (check_backward_by_hand rejects it)
+        if backward.reentered_autograd:
+            continue  # a recomputed forward: check_backward_by_hand rejects it
+        if not reads:
+            _check_no_unused_work(function, inputs, name)
+            continue
         read, op = reads[0]
         other = next(n for n, needs in NEEDS.items() if read in needs)
         raise GradingError(
@@ -163,6 +167,19 @@ def check_computes_only_what_is_needed(function, device) -> None:
             f"of ctx.needs_input_grad is True; here only entry "
             f"{OUTER.input_names.index(name)} ({name}) is", case=f"{name} alone requiring grad",
             mistake="Outer/computes-unneeded-gradient")
+
+
+def _check_no_unused_work(function, inputs: dict, wanted: str) -> None:
+    """Work on grad_output alone for the gradient nobody asked for (a copy of its transpose,
+    say) reads neither input: what it made reaches no gradient backward returns."""
+    forward = run_forward(function, OUTER, inputs)
+    unused = unused_backward_work(forward.output, torch.ones_like(forward.output))
+    if unused:
+        op, shape = unused[0]
+        raise GradingError(
+            f"Outer.backward did work nobody needed: with only {wanted} requiring grad it ran "
+            f"aten.{op}, whose result (of shape {shape}) reaches no gradient it returned",
+            case=f"{wanted} alone requiring grad", mistake="Outer/does-unneeded-work")
 
 
 def outer_full(Outer, device) -> None:

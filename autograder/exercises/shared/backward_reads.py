@@ -12,7 +12,7 @@ from ...errors import GradingError
 
 
 # ops that read a tensor's shape, dtype or device, never its values
-_SHAPE_ONLY = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "new_empty",
+SHAPE_ONLY = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "new_empty",
                          "new_empty_strided", "new_zeros", "new_ones", "new_full", "sym_size",
                          "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous",
                          "is_same_size"})
@@ -30,7 +30,7 @@ class ReadsOf(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         op = func.overloadpacket.__name__
-        if not func.is_view and op not in _SHAPE_ONLY:
+        if not func.is_view and op not in SHAPE_ONLY:
             for value in (*args, *kwargs.values()):
                 for tensor in value if isinstance(value, (list, tuple)) else (value,):
                     if isinstance(tensor, torch.Tensor):

@@ -58,6 +58,15 @@ class Outer(torch.autograd.Function):
         READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
         "        return (torch.tensordot(grad_output, v, dims=1) if need_u else None,\n"
         "                torch.tensordot(u, grad_output, dims=1) if need_v else None)")),
+    # review 80: forward saves only what the wanted gradients read; einsum both ways
+    Unusual("Outer", "saves v only if u needs a gradient and u only if v does, einsum", _outer(
+        "        need_u, need_v = ctx.needs_input_grad\n"
+        "        v_kept, u_kept = ctx.saved_tensors\n"
+        "        return (torch.einsum('ij,j->i', grad_output, v_kept) if need_u else None,\n"
+        "                torch.einsum('ij,i->j', grad_output, u_kept) if need_v else None)",
+        "        ctx.save_for_backward(v if ctx.needs_input_grad[0] else None,\n"
+        "                              u if ctx.needs_input_grad[1] else None)\n"
+        "        return torch.einsum('i,j->ij', u, v)")),
     Unusual("Outer", "saves u.detach() and v.detach(), which autograd still tracks", _outer(
         READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
         "        return (grad_output @ v if need_u else None, u @ grad_output if need_v else None)",
@@ -125,6 +134,14 @@ MISTAKES = [
             _outer(READ_UV + "        grad_u = grad_output @ v\n        grad_v = u @ grad_output\n"
                    "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return grad_u if need_u else None, grad_v if need_v else None")),
+    # review 80: work on grad_output alone for the unneeded gradient reads neither input; what it
+    # made reaches no gradient returned
+    Mistake("Outer", "grad_output's transpose copied before the gates, used by grad_v only",
+            "Outer.backward did work nobody needed: with only u requiring grad it ran aten.clone",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        grad_output_t = grad_output.t().contiguous()\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                grad_output_t @ u if need_v else None)")),
     # autograd asked for both gradients: None returned where none is needed, the same reads
     # as by hand, yet the derivation, the exercise, is autograd's
     Mistake("Outer", "asks autograd for both gradients inside backward",
