@@ -53,7 +53,7 @@ SILU_MUL_RULES = {
                "case:past 2**20 elements":
                    "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
                "silu_mul/strided-read-as-flat": "non-contiguous inputs read as flat memory",
-               "silu_mul/grad-output-strided-read-as-flat": "grad_output not made contiguous",
+               "silu_mul/grad-output-expanded": "grad_output not made contiguous",
                "silu_mul/float64-gate-saturated":
                    "sigmoid taken as 1 past a = 15 (a float32-tuned fast path)",
                "silu_mul/float64-in-float32": "float64 computed in float32"},

@@ -1,8 +1,8 @@
-"""Lesson 13: the registrations behind an exercise's autograd. The fake implementation of each
-operator its backward calls, against what that operator really returns, for saved inputs that
-are transposed views, and of each operator its forward calls, every output (opcheck's
-fake-tensor test, without opcheck's other runs); and the tensors setup_context keeps, which go
-through save_for_backward, never onto ctx."""
+"""Lesson 13: the registrations behind an exercise's autograd. The fake implementation of the
+exercise's operator against its real output; of each operator its backward calls, against what
+that operator really returns, for saved inputs that are transposed views; and of each operator
+its forward calls, every output (opcheck's fake-tensor test, without opcheck's other runs); and
+the tensors setup_context keeps, which go through save_for_backward, never onto ctx."""
 
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
@@ -65,6 +65,33 @@ def _compare_fake(name: str, operator, op_args, op_kwargs, layout: str) -> None:
                 "(opcheck of that operator fails on it): return the layout it returns "
                 "(empty_like(t) alone keeps t's strides)",
                 mistake=f"{name}/backward-fake-mismatch")
+
+
+def check_output_fakes(name: str, function, cases: list, layout_hint: str) -> None:
+    """``function(*args)`` under fake tensors, for each ``(where, args)`` of ``cases``, against
+    its real output: the same shape, dtype and strides (opcheck's test_faketensor fails on a
+    stride mismatch). ``layout_hint`` says which layout the real output has."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    for where, args in cases:
+        real = function(*args)
+        try:
+            with FakeTensorMode() as mode:
+                fake = function(*(mode.from_tensor(a) if isinstance(a, torch.Tensor) else a
+                                  for a in args))
+        except Exception as error:
+            raise explain(name, "fake implementation", error) from error
+        if (fake.shape, fake.dtype) != (real.shape, real.dtype):
+            raise GradingError(f"{name}'s fake implementation returns shape "
+                               f"{tuple(fake.shape)}, {fake.dtype}{where}, but the operator "
+                               f"returns {tuple(real.shape)}, {real.dtype}: register_fake must "
+                               "describe the real output", mistake=f"{name}/fake-mismatch")
+        if fake.stride() != real.stride():
+            raise GradingError(
+                f"{name}'s fake implementation gives strides {fake.stride()}{where}, but the "
+                f"operator returns strides {real.stride()}: register_fake must describe the "
+                f"real output, strides included (opcheck fails on it); {layout_hint} "
+                "(empty_like(t) alone keeps t's strides)", mistake=f"{name}/fake-strides")
 
 
 def check_forward_fakes(name: str, function, args: tuple) -> None:

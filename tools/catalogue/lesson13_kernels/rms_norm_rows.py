@@ -326,7 +326,7 @@ MISTAKES = [
                         "        weight.dtype)")),
             named=True),
     Mistake("rms_norm_rows", "register_fake with the input's strides",
-            "under fake tensors returns strides",
+            "fake implementation gives strides",
             _edit(RMS, ("    return (torch.empty(x.shape, dtype=x.dtype, device=x.device),",
                         "    return (torch.empty_like(x),")),
             named=True),

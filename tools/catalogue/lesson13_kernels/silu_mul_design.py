@@ -32,7 +32,8 @@ MISTAKES = [
             _edit(SILU_MUL, (TWO_FAKES, "    return (torch.empty_like(a) if need_a else a.new_empty(0),\n"
                                         "            torch.empty_like(b) if need_b else b.new_empty(0))")),
             named=True),
-    Mistake("silu_mul", "grad_output not made contiguous", "when grad_output is a transposed view",
+    Mistake("silu_mul", "grad_output not made contiguous",
+            "grad_output not made contiguous (an expanded gradient",
             _edit(SILU_MUL, ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n",
                              "    a, b = a.contiguous(), b.contiguous()\n"))),
     Mistake("silu_mul", "the gradients written into a and b and returned (Liger-Kernel's way)",
