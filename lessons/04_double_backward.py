@@ -9,28 +9,28 @@
 # %% [markdown]
 # # Lesson 04 · Double backward: gradients of gradients
 #
-# **About 105 minutes** to the Summary, the three exercises included; the optional sections
-# after it take about 60 more.
+# **About 90 minutes** to the Summary, the three exercises included; the optional sections
+# after it take about 40 more.
 #
 # Newton-type optimisers need Hessian-vector products; WGAN-GP penalises the norm of a
-# critic's gradient; MAML differentiates through an SGD step; physics-informed networks put
-# derivatives of the network into the loss. Each runs backward **through a backward**, so every
-# custom Function on the path needs a backward autograd can differentiate, or must say loudly
-# that it cannot.
+# critic's gradient; MAML differentiates through an SGD step. Each runs backward **through a
+# backward**, so every custom Function on the path needs a backward autograd can
+# differentiate, or must say loudly that it cannot.
 #
 # By the end of this lesson you can:
 # 1. compute second derivatives and Hessian-vector products with `create_graph=True`;
 # 2. write a backward that supports double backward, and test it with `gradgradcheck`;
 # 3. recognise what in a backward breaks second order, and why;
-# 4. make a backward that cannot be differentiated refuse a second differentiation with
-#    PyTorch's own guard, and know what that guard does and does not catch;
+# 4. make a backward that cannot be differentiated refuse a second differentiation, and know
+#    what that guard does not catch;
 # 5. give second derivatives, all the same, to a backward that autograd cannot record.
 #
 # Three exercises are graded (**✎ Exercise**): `SwishFunction`, `CubeOnce`, and the transfer
 # exercise `NumpyTanh`. Every Function you write obeys the course's
 # [Function contract](function_contract.md); each exercise states only what it decides. Each
-# self-check runs every check the hidden tests run. Run All goes on past an exercise not yet
-# written, and the last cell lists where you stand.
+# self-check runs every check the hidden tests run. Each answer cell has a spare spot under its
+# class for anything more you define: use it, or delete its `raise`. Run All goes on past an
+# exercise not yet written, and the last cell lists where you stand.
 
 # %% nbgrader={"locked": true}
 import math
@@ -52,10 +52,9 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # ## The maths: backward is a function too
 #
 # Your backward computes a vector-Jacobian product, $v \mapsto v^\top J(x)$, from the saved
-# tensors and `grad_output` $= v$. Normally autograd runs it and throws the recipe away. With
-# `torch.autograd.grad(..., create_graph=True)` autograd **records the ops your backward runs**,
-# so the gradient it returns is itself part of a graph, a function of $x$ (and of $v$), and can
-# be differentiated again.
+# tensors and `grad_output` $= v$. With `torch.autograd.grad(..., create_graph=True)` autograd
+# **records the ops your backward runs**, so the gradient it returns is a function of $x$ (and
+# of $v$) with a graph, and can be differentiated again.
 #
 # For a scalar $f$, differentiating $\nabla f(x) \cdot v$ once more gives a Hessian-vector
 # product without ever forming the Hessian:
@@ -63,10 +62,9 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # $$H v = \nabla_x \big(\nabla_x f(x) \cdot v\big).$$
 #
 # Under `create_graph=True`, autograd records every op your backward runs on a tensor that
-# requires grad, wherever the backward got that tensor, unless the backward switches recording
-# off itself; in a plain backward, recording is off. Which of the tensors your backward uses
-# carry a history back to the inputs, and which are constants to autograd, is what this lesson
-# is about.
+# requires grad, unless the backward switches recording off itself. Which of the tensors your
+# backward uses carry a history back to the inputs, and which are constants to autograd, is
+# what this lesson is about.
 
 # %% [markdown]
 # ## Worked example: `Exp`, twice
@@ -99,8 +97,8 @@ print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Exp's 
 
 # %% [markdown]
 # `torch.autograd.gradgradcheck` is `gradcheck` one level up: it checks the derivatives of your
-# backward, with respect to the inputs **and** to `grad_output`, against finite differences of
-# backward itself. As before, float64 only.
+# backward, with respect to the inputs **and** `grad_output`, against finite differences, in
+# float64.
 
 # %%
 print("gradcheck:    ", torch.autograd.gradcheck(Exp.apply, (x,)))
@@ -114,9 +112,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(Exp.apply, (x,)))
 # coordinates. Two calls to `torch.autograd.grad` give $Hv$ without forming $H$: the first,
 # with `create_graph=True`, returns $\nabla f$ with a graph; the second differentiates
 # $\nabla f \cdot v$. (Strictly that is $v^\top H$, equal to $Hv$ because a Hessian is
-# symmetric; `torch.autograd.functional.vhp` computes the same.) The cell compares it with the
-# full Hessian, which costs $n$ backward passes and $n^2$ memory: fine for $n = 5$, hopeless
-# for a network.
+# symmetric.) The cell compares it with the full Hessian, which costs $n$ backward passes and
+# $n^2$ memory: fine for $n = 5$, hopeless for a network.
 
 # %%
 generator = torch.Generator().manual_seed(0)
@@ -165,25 +162,22 @@ plt.show()
 # Derive its backward first; write $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
 #
 # 1. What is $\sigma'(z)$ in terms of $\sigma(z)$? (Lesson 01.)
-# 2. $y_i$ depends on $x_i$ only: find $\partial y_i/\partial x_i$ with the product and chain
-#    rules, in terms of $s_i$, $\beta$ and $x_i$.
+# 2. Find $\partial y_i/\partial x_i$, in terms of $s_i$, $\beta$ and $x_i$.
 # 3. Every $y_i$ depends on the one $\beta$. Find $\partial L/\partial \beta$ from the $g_i$.
 #    What shape is it?
 # 4. Backward needs $s$. What will forward save so that backward has it? Decide, and write
-#    down why, before you code: the section after the exercise puts the choices side by side.
+#    down why, before you code.
 #
-# On question 3: a gradient of `x`'s shape for `beta` is accepted too. The engine sums a
-# gradient down to its input's shape, and records that sum under `create_graph=True`
-# ([rule 2](function_contract.md) of the Function contract).
+# On question 3: a gradient of `x`'s shape for `beta` is accepted too (the engine sums it, and
+# records the sum: [rule 2](function_contract.md)).
 #
-# Step 2 has two halves: the chain rule through $s_i$, then the product rule. Write the first
-# half, $\partial s_i/\partial x_i$, as `my_ds_dx` below the hints; the cell after it checks it.
+# Write step 2's first half, $\partial s_i/\partial x_i$, as `my_ds_dx` below the hints; the
+# cell after it checks it.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
-# $y_i = x_i\,s_i$ is a product, and $s_i = \sigma(\beta x_i)$ a composition. Which factors of
-# $y_i$ change when $x_i$ moves, and which when $\beta$ moves? How many $y_i$ does $\beta$
-# reach?
+# Which factors of $y_i = x_i\,s_i$ change when $x_i$ moves, and which when $\beta$ moves? How
+# many $y_i$ does $\beta$ reach?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the key step</summary>
@@ -269,6 +263,11 @@ class SwishFunction(torch.autograd.Function):
         ### END SOLUTION
 
 
+### BEGIN SOLUTION
+# nothing more: the class is the whole answer
+### END SOLUTION
+
+
 # %% nbgrader={"grade_id": "SwishFunction", "grade": true, "points": 2}
 self_check("SwishFunction", SwishFunction)
 ### BEGIN HIDDEN TESTS
@@ -276,8 +275,8 @@ from autograder import grade; grade("SwishFunction", SwishFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# For when something is off: the gradients your Function gives, with every $g_i = 1$, against
-# autograd's on the composed ops, at Hint 3's point and the four $\beta$ of the check above.
+# For when something is off: your Function's gradients (every $g_i = 1$) against autograd's
+# on the composed ops, at the points of the check above.
 
 
 # %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
@@ -304,15 +303,12 @@ compare_swish_gradients()
 # With $\sigma'(z) = \sigma(z)(1 - \sigma(z))$:
 # $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$, and
 # $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$. Backward recomputes $s$
-# from the saved inputs $x$ and $\beta$, so every op that builds the gradient is one autograd
-# can record under `create_graph=True`. `ctx.needs_input_grad[1]` is `False` when `beta` does
-# not require grad, and the solution then returns `None` for it.
+# from the saved inputs $x$ and $\beta$, so autograd can record every op that builds the
+# gradient.
 # </details>
 #
-# Your Swish and its first two derivatives in $x$ (the second through double backward), then
-# what your forward saved, each tensor with its role. Inputs and outputs come back from
-# `ctx.saved_tensors` linked to the graph, which is what lets double backward differentiate
-# your backward. Keep an eye on the role column in the next section.
+# Your Swish and its first two derivatives in $x$, then what your forward saved, each tensor
+# with its role: inputs and outputs come back from `ctx.saved_tensors` linked to the graph.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
@@ -335,10 +331,9 @@ inspect_saved(SwishFunction, torch.linspace(-3, 3, 8, dtype=torch.float64),
 # %% [markdown]
 # ## The trap: saving an intermediate
 #
-# Take softplus, $y = \log(1 + e^{x})$, whose derivative is $\sigma(x)$. It is tempting to
-# compute $s = \sigma(x)$ once in forward and save it, since backward needs exactly that. For
-# first derivatives that is fine. What happens to the second derivative: an error, or a wrong
-# number? Run it.
+# Softplus, $y = \log(1 + e^{x})$, has derivative $\sigma(x)$: it is tempting to compute
+# $s = \sigma(x)$ in forward and save it. First derivatives are fine. What happens to the
+# second: an error, or a wrong number? Run it.
 
 # %%
 class SoftplusSavesSigmoid(torch.autograd.Function):
@@ -371,14 +366,12 @@ except GradcheckError as error:
 inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64))
 
 # %% [markdown]
-# Why: forward runs with autograd off, so `s` has no history. `save_for_backward` gives inputs
-# and outputs back linked to the graph, but an intermediate comes back exactly as it was: a
-# constant. Differentiating `grad_output * s` then treats `s` as fixed and misses
+# Why: forward runs with autograd off, so `s` has no history, and an intermediate comes back
+# from `ctx.saved_tensors` as it was: a constant. Differentiating `grad_output * s` misses
 # $\partial s/\partial x = s(1-s)$. Here `grad_output` is a constant too (the 1s of a
-# `.sum()`), so the first derivative comes back with no graph at all, and a second
-# `torch.autograd.grad` on it raises: in your own code, that error is what the trap looks like
-# here. When `grad_output` has a graph of its own, the same trap gives a wrong number and no
-# error. The plotting helper below catches the error and plots the zero it stands for.
+# `.sum()`), so the first derivative has no graph at all and a second `torch.autograd.grad`
+# raises; when `grad_output` has a graph of its own, the same trap gives a wrong number and no
+# error. The plotting helper below plots the zero the error stands for.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
@@ -413,10 +406,9 @@ plt.show()
 # Two fixes:
 #
 # 1. **Save inputs (or outputs) and recompute** the intermediate in backward, as your
-#    `SwishFunction` does. It costs one extra sigmoid.
-# 2. **Return the intermediate as an extra output.** Saved outputs come back linked to the
-#    graph, so autograd can differentiate through `s`; in exchange backward receives a
-#    gradient for `s` too and must add its contribution.
+#    `SwishFunction` does, for one extra sigmoid.
+# 2. **Return the intermediate as an extra output**, which comes back linked to the graph; in
+#    exchange backward receives a gradient for `s` too and must add its contribution.
 
 # %%
 class SoftplusWithSigmoid(torch.autograd.Function):
@@ -444,20 +436,14 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # %% [markdown]
 # ## ✎ Exercise 2 · `CubeOnce`: a backward that refuses a second differentiation
 #
-# Some backwards cannot be recorded: they call NumPy or a hand-written kernel. Nothing stops
-# double backward from running through them anyway, and what comes out is wrong: a number
-# missing a term, a zero, or an error that does not say why (an optional section after the
-# Summary asks which). PyTorch has a guard for such a backward. It arms itself during the
-# **first** backward, before anyone knows whether a second pass will come, so it can judge
-# only by what that backward receives.
+# Some backwards cannot be recorded: they call NumPy or a hand-written kernel, and double
+# backward runs through them anyway. PyTorch has a guard for such a backward, armed during the
+# **first** backward, before anyone knows whether a second pass will come.
 #
 # `CubeOnce.apply(x)` computes $x^3$, and its backward stands in for a kernel autograd cannot
-# trace: it computes the local derivative $3x^2$ outside torch's graph, in NumPy. So it should
-# refuse a second differentiation, where the guard can: the contract's third bullet says where,
-# and the cells after the exercise show where it cannot. What forward saves, where the trip
+# trace: it computes the local derivative $3x^2$ in NumPy. What forward saves, where the trip
 # into NumPy and back happens, and how the refusal is arranged are yours; the self-check names
-# each miss. (The answer cell has a spare spot under the class: use it, or delete its
-# `raise`.)
+# each miss.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -472,19 +458,31 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 #
 # **Decide before you write, and say why in a comment:** what forward saves, so that backward
 # gets the derivative right at every `x` the dtype holds.
+#
+# **Predict before you write: why refuse at all?** Take $L = \sum_i \sin(x_i^3)$, whose true
+# second derivative is $6x\cos(x^3) - 9x^4\sin(x^3)$, and your backward as you plan to write
+# it, *without* any guard. What does a second `torch.autograd.grad` through it return? Write it
+# as a function of `x` (a `lambda` on a tensor), or `"raises"`; a cell after your self-check
+# runs your own backward with the guard taken off.
+
+# %%
+### BEGIN WORKED
+predicted_unguarded = lambda x: -9 * x ** 4 * torch.sin(x ** 3)
+### LEARNER
+predicted_unguarded = None  # e.g. lambda x: ..., or "raises"
+### END WORKED
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
-# List what forward could save for backward to get $3x^2$ from, and what each costs in memory
-# (does something else hold it anyway?). What does each leave backward to compute: is that
-# computation defined, and exact, at every `x` the dtype holds?
+# List what forward could save for $3x^2$, and what each costs in memory (does something else
+# hold it anyway?). Is what each leaves backward to compute defined, and exact, at every `x`
+# the dtype holds?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the refusal</summary>
 #
-# Start without any guard. Does a second backward through your backward raise, or run? Then
-# look where `torch.autograd.Function` itself is defined (its module, or PyTorch's notes on
+# Look where `torch.autograd.Function` itself is defined (its module, or PyTorch's notes on
 # extending autograd) for something meant for a backward that cannot be differentiated: what
 # does it take, what does it return, and what in your class is the thing it takes?
 # </details>
@@ -525,35 +523,82 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# - **What forward saves.** `x`, and backward squares it. While the caller holds `x`, saving it
-#   costs nothing more. Saving `local` is correct too, at the cost of a new tensor of `x`'s
-#   size: it is an intermediate, but the trap costs only second derivatives, which CubeOnce
-#   does not give.
-# - **Saving the output** fails: `3 * y / x` is 0 / 0 at `x = 0`, and a cube root recovers `x`
-#   only where `x ** 3` is a normal number (the optional section "What to save, at float32's
-#   ends" tries the three ends where it fails).
-# - **The border.** Backward leaves torch with `.detach().cpu().numpy()` and comes back with
+# - **What forward saves.** `x`, which the caller holds anyway. Saving `local` is correct too,
+#   at the cost of a new tensor: an intermediate, but the trap costs only second derivatives,
+#   which CubeOnce does not give. **Saving the output** fails: `3 * y / x` is 0 / 0 at `x = 0`,
+#   and a cube root recovers `x` only where `x ** 3` is a normal number (the optional "What to
+#   save, at float32's ends" tries it).
+# - **The border.** Out with `.detach().cpu().numpy()`, back with
 #   `torch.as_tensor(...).to(x.device)`.
-# - **The mark.** `@once_differentiable` goes under `@staticmethod`, nearest the `def`: it wraps
-#   the plain function, and `staticmethod` wraps the result (PyTorch's documented order).
+# - **The mark.** `@once_differentiable` under `@staticmethod`, nearest the `def` (PyTorch's
+#   documented order).
 # </details>
 
 # %% [markdown]
-# ### Your marked `CubeOnce`, differentiated twice
+# ### Your `CubeOnce`, unguarded, then guarded
 #
-# The cell after next differentiates $x^3 + x^3$ twice at $x = 1$, the first pass through your
-# marked `CubeOnce`; the true second derivative is 12. **Predict** what comes back: `"an
-# error"`, or the number. Does the gradient your backward receives in this pass require grad?
-# Then the same with `sin` after the cube, $\sin(x^3) + x^3$ (true: $6\cos 1 - 9\sin 1 + 6
-# \approx 1.668$), where that gradient, $\cos(x^3)$, does require grad.
+# Your prediction, checked on your backward with the guard taken off (`once_differentiable`
+# keeps the function it wrapped as `__wrapped__`).
+
+# %%
+unmarked = getattr(CubeOnce.backward, "__wrapped__", CubeOnce.backward)
+
+
+class CubeUnmarked(CubeOnce):
+    """Your CubeOnce with the mark taken off its backward."""
+
+    backward = staticmethod(unmarked)
+
+
+x = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64, requires_grad=True)
+try:
+    first, = torch.autograd.grad(torch.sin(CubeUnmarked.apply(x)).sum(), x, create_graph=True)
+    unmarked_second, = torch.autograd.grad(first.sum(), x)
+    if written(predicted_unguarded):  # the numbers, once your prediction is written
+        print("unguarded, second derivative: ", unmarked_second)
+except NotImplementedError:
+    unmarked_second = None
+    print("CubeOnce is not written yet")
+except RuntimeError as error:
+    if written(predicted_unguarded):
+        print("unguarded, second backward:", str(error).splitlines()[0])
+    unmarked_second = "raises"
+x = x.detach()
+print("true 6x cos(x³) - 9x⁴ sin(x³):", 6 * x * torch.cos(x ** 3) - 9 * x ** 4 * torch.sin(x ** 3))
+if callable(predicted_unguarded) and isinstance(unmarked_second, torch.Tensor):
+    yours = torch.as_tensor(predicted_unguarded(x), dtype=torch.float64)
+    print("your prediction:              ", yours,
+          "✓" if torch.allclose(yours, unmarked_second) else "✗")
+elif unmarked_second is not None:
+    compare("second backward, unguarded", predicted_unguarded,
+            unmarked_second if isinstance(unmarked_second, str) else "a tensor, printed above")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Backward returns `grad_output` times $3x^2$, and the $3x^2$ made in NumPy is a constant to
+# autograd. `grad_output` is $\cos(x^3)$ from `sin`'s backward, which autograd did record, so
+# the second pass gives $-\sin(x^3)\cdot 3x^2 \cdot 3x^2 = -9x^4\sin(x^3)$ and drops
+# $6x\cos(x^3)$, the term through $3x^2$: a plausible number and no error. That is what the
+# guard is for.
+#
+# If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy as
+# well: the whole second derivative is gone, loudly here, silently inside a sum with other
+# terms. *"Can't call numpy() on Tensor that requires grad"* means `.numpy()` without
+# `.detach()`, which works only with grad mode off, as under the guard.
+# </details>
+#
+# Guarded, the same pass raises, but the guard judges only by what the first backward
+# receives: it attaches an error node to your backward's result **only when the incoming
+# gradient requires grad** (here $\cos(x^3)$ does). Through your guarded `CubeOnce`,
+# differentiate $x^3 + x^3$ twice at $x = 1$ (true: 12), where the incoming gradient is the
+# constant 1 that `torch.autograd.grad` starts from. **Predict**: `"an error"`, or the number.
 
 # %%
 ### BEGIN WORKED
 predicted_cube_second = 6.0
-predicted_sin_cube_second = 6.0
 ### LEARNER
 predicted_cube_second = None  # through your marked CubeOnce: "an error", or the number
-predicted_sin_cube_second = None  # sin(x³) + x³, the same two choices
 ### END WORKED
 
 
@@ -571,47 +616,28 @@ def second_through(function):
 try:
     compare("second derivative through your marked CubeOnce", predicted_cube_second,
             second_through(CubeOnce.apply), abs_tol=1e-3)
-    compare("with sin after it, by torch.autograd.grad", predicted_sin_cube_second,
-            second_through(lambda x: torch.sin(CubeOnce.apply(x))), abs_tol=1e-3)
-    if written(predicted_sin_cube_second):  # the same second pass by .backward()
-        x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
-        first, = torch.autograd.grad(torch.sin(CubeOnce.apply(x)) + x ** 3, x,
-                                     create_graph=True)
-        try:
-            first.backward()
-            print("with sin after it, by .backward(): no error, x.grad =", x.grad.item())
-        except RuntimeError as error:
-            print("with sin after it, by .backward():", str(error).splitlines()[0])
 except NotImplementedError:  # shown, not raised: Run All goes on
     print("CubeOnce is not written yet")
 
 # %% [markdown]
-# Which term went missing, and why no error? In $x^3 + x^3$ the gradient your `CubeOnce`
-# received was the constant 1 that `torch.autograd.grad` starts from: it does not require
-# grad, so the mark attached nothing, and the cube's share was dropped in silence. After `sin`
-# it requires grad, and the mark attached an error node to your backward's result; but that
-# node leads back to no input, so `torch.autograd.grad(..., x)`, which runs only the nodes on
-# a path to `x`, skips it and returns the $x^3$ term's 6 alone. Only a `.backward()` that runs
-# the node raises. So the mark refuses a second `.backward()` when the gradient coming in
-# requires grad, and nothing more (the optional section "What the mark guards" has the other
-# cases). The test to trust, marked or not, is `gradgradcheck`, at points that include
-# `x = 0`, saturating values and any threshold.
+# The cube's share, 6, was dropped in silence: no error node was attached (the optional "What
+# the mark guards" has the other cases). The test to trust, guarded or not, is
+# `gradgradcheck`, at points that include `x = 0`, saturating values and any threshold.
 
 # %% [markdown]
 # ## The third way: derivatives of a backward
 #
-# PyTorch documents three ways to handle a backward: build it from differentiable ops, as
-# `SwishFunction` does; mark it `@once_differentiable`, as `CubeOnce` does; or, when it cannot
-# be recorded but second derivatives are still needed, **supply the backward's own derivatives
-# by hand**. How to hand them to autograd is Exercise 3's to work out; first, the maths it rests
-# on.
+# A backward can be built from differentiable ops (`SwishFunction`), or refuse a second pass
+# (`CubeOnce`); when it cannot be recorded but second derivatives are still needed, a third
+# way **supplies the backward's own derivatives by hand**. How to hand them to autograd is
+# Exercise 3's to work out; first, the maths.
 #
 # Here the op is $Y = AC$, $A$ of shape $(m, k)$ and $C$ of shape $(k, n)$. Its first backward
 # is lesson 02's rule, $b(G, A, C) = (G C^\top,\; A^\top G)$: two results from three
 # matrices. Take $\bar B_A$ and $\bar B_C$ (`gbar_a`, `gbar_c`), gradients of a loss with
-# respect to the two results: what gradient does each of $G$, $A$ and $C$ get? Write the three
-# as functions of `(gbar_a, gbar_c, g, a, c)`, each one's shape first (which input feeds both
-# results?); the cell after checks them against autograd.
+# respect to the two results: what gradient does each of $G$, $A$ and $C$ get (which input
+# feeds both results?)? Write the three as functions of `(gbar_a, gbar_c, g, a, c)`; the cell
+# after checks them against autograd.
 #
 # <details><summary><b>Hint</b> (open if you are stuck)</summary>
 #
@@ -668,8 +694,7 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #
 # The third way, on an op the lesson has not worked through, with NumPy as the kernel you
 # cannot trace: `NumpyTanh.apply(x)` computes $\tanh(x)$ in NumPy, for a CPU tensor `x` of any
-# shape, 0-d included: what does a NumPy ufunc return for a 0-d array, and does
-# `torch.from_numpy` take it?
+# shape, 0-d included.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -681,8 +706,7 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # - values and both derivatives are right and finite where $\tanh$ rounds to $\pm 1$;
 # - nothing it saves is a copy of a tensor the graph already keeps.
 #
-# How it is built is yours to decide; the self-check names each miss. (The answer cell has a
-# spare spot under the class for anything more you define: use it, or delete its `raise`.)
+# How it is built is yours to decide; the self-check names each miss.
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
@@ -700,8 +724,7 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # <details><summary><b>Hint 3</b>: a nudge</summary>
 #
 # Write what your backward computes as a formula $b$ of the tensors it uses. A second
-# derivative needs $b$'s derivative with respect to each of them, times the gradient $b$
-# receives: the section before this exercise derived those for a matrix product.
+# derivative needs $b$'s derivatives, as the section before derived for a matrix product.
 # </details>
 #
 # <details><summary><b>Hint 4</b>: the idea</summary>
@@ -771,16 +794,13 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # With $\tanh'(x) = 1 - y^2$, forward saves its output $y$, and the first backward is the
 # function $b(g, y) = g\,(1 - y^2)$ of `grad_output` $g$ and $y$, computed in NumPy by an inner
 # Function that `NumpyTanh.backward` calls. Its backward, handed $\bar b$, returns
-# $\partial b/\partial g = 1 - y^2$ times $\bar b$ for $g$, and
-# $\partial b/\partial y = -2 g y$ times $\bar b$ for $y$, both in NumPy, each only where
-# `ctx.needs_input_grad` asks (a Hessian-vector product's $g$ needs none). Autograd chains the
-# gradient for $y$ on to $x$ through `NumpyTanh`'s own backward, which calls the inner Function
-# again. Saving $x$ instead works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and
-# $\partial b/\partial x$ carries the extra factor $1 - y^2$, $-2 g y (1 - y^2)$. The inner
-# Function saves $g$ itself: recovering it from its own output as $b / (1 - y^2)$ divides 0 by 0
-# wherever $\tanh$ rounds to $\pm 1$ (NumPy's does past $|x| \approx 19$ in float64, $10$ in
-# float32). On a 0-d array NumPy returns a scalar, not an array: `np.asarray` (or
-# `torch.as_tensor`) turns it back.
+# $\bar b\,(1 - y^2)$ for $g$ and $-2\bar b\, g y$ for $y$, in NumPy, each only where
+# `ctx.needs_input_grad` asks. Autograd chains the gradient for $y$ on to $x$ through
+# `NumpyTanh`'s own backward. Saving $x$ instead works too, with the extra factor $1 - y^2$ in
+# $\partial b/\partial x$. The inner Function saves $g$ itself: recovering it as
+# $b / (1 - y^2)$ divides 0 by 0 wherever $\tanh$ rounds to $\pm 1$ (past $|x| \approx 19$ in
+# float64, $10$ in float32). On a 0-d array NumPy returns a scalar: `np.asarray` (or
+# `torch.as_tensor`) turns it back into an array.
 # </details>
 
 # %% [markdown]
@@ -789,11 +809,11 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # With `create_graph=True` autograd records your backward, so your backward must be built
 # from differentiable ops on saved inputs, saved outputs and `grad_output`; recompute
 # intermediates instead of saving them. `gradgradcheck` tests it. A backward that cannot be
-# differentiated gets `@once_differentiable`, a guard that refuses only a second `.backward()`,
-# and only when the gradient coming in requires grad; one that must be differentiated but
-# cannot be recorded becomes a Function with a hand-written backward of its own. `torch.compile` and some fused kernels, such as CPU
-# attention's, refuse a second differentiation: keep the path a penalty differentiates twice
-# eager. Next lesson: recomputation on purpose, to save memory.
+# differentiated gets `@once_differentiable`, a guard rather than a guarantee; one that must be
+# differentiated but cannot be recorded becomes a Function with a hand-written backward of its
+# own. `torch.compile` and some fused kernels, such as CPU attention's, refuse a second
+# differentiation: keep the path a penalty differentiates twice eager. Next lesson:
+# recomputation on purpose, to save memory.
 
 # %% [markdown]
 # ---
@@ -812,21 +832,13 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # | saving an intermediate such as `sigmoid(beta * x)` | second derivatives wrong, or an error at the second grad when `grad_output` is a constant (the trap above) | save inputs or outputs and recompute, or return it as an output |
 # | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
+# | recording backward only when `grad_output.requires_grad` | a loss such as `y.sum()` hands backward a `grad_output` that needs no grad, so its second derivative is lost | record whenever grad mode is on (`torch.is_grad_enabled()`) |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | `@once_differentiable` on a backward that is differentiable | refused only when the incoming gradient requires grad; otherwise (a plain sum such as `(f(x) + x ** 2).sum()`) the Function's share of the second derivative silently disappears: second derivatives wrong, not refused (`SwishFunction`'s self-check fails it) | leave it off |
+# | `@once_differentiable` on a backward that is differentiable | second derivatives refused, or silently lost (`SwishFunction`'s self-check fails it) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
 #
-# More rows are in "More common mistakes and misconceptions" at the end. And one
-# misconception:
-#
-# - **"`@once_differentiable` makes a NumPy backward safe."** It raises only when the gradient
-#   flowing into the marked backward requires grad and the second pass runs through its error
-#   node. When that gradient does not require grad (a plain sum), the backward's results carry
-#   no history and their share of the second derivative is dropped silently;
-#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node. Test with
-#   `gradgradcheck` at points that include 0 and saturation, or make the backward a Function
-#   of its own.
+# More rows are in "More common mistakes and misconceptions" at the end.
 
 # %% [markdown]
 # ### Grad mode inside backward
@@ -885,13 +897,10 @@ compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
 # `MatmulBackward.backward` supplies the derivatives autograd cannot see. One difference from
 # yours: it computes with torch ops, a shortcut your contract rules out and a matrix product
 # allows (its derivatives are matrix products again, which autograd records), so even third
-# derivatives come out right, as the last comparison shows. Yours, with NumPy in the inner
-# backward too, is right to the second derivative only. A third, of `NumpyTanh.apply(x).sum()`
-# by `torch.autograd.grad`, comes out wrong with no error when your inner Function takes `y`,
-# and raises *"element 0 of tensors does not require grad"* when it takes `x` (the section
-# "Your `NumpyTanh`, differentiated a third time" below shows why). Its code is folded (click
-# the cell's left bar to open it): it has your exercise's skeleton, so open it after your
-# self-check is green.
+# derivatives come out right, as the last comparison shows; yours, with NumPy in the inner
+# backward too, is right to the second only (the section "Your `NumpyTanh`, differentiated a
+# third time" shows why). Its code is folded: it has your exercise's skeleton, so open it
+# after your self-check is green.
 
 # %% jupyter={"source_hidden": true}
 def matmul_third_way():
@@ -1166,7 +1175,8 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # 89 and in float64 past 710, and names a `nan` and the points where it appears. The
 # same overflow hides in a backward without `where`: `1 / (1 + exp(-z))` with `z` clamped to
 # ±700, float64's safe range, is right in value and first derivative, and its second derivative
-# is `nan` in float32 (0 × inf again, inside the reciprocal's derivative).
+# is `nan` in float32: 0 × inf again, in the derivative of `exp(-z)`, whose value overflows to
+# inf there (`torch.autograd.detect_anomaly` names `ExpBackward0`).
 #
 # Two traps of this kind (an op in backward whose derivative goes wrong at some points):
 #
@@ -1177,170 +1187,12 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # </details>
 
 # %% [markdown]
-# ### Without the mark: what an unrecorded factor gives
+# ### The NumPy border, run
 #
-# `SinCut` is a `Sin` whose backward returns `grad_output * torch.cos(x.detach())`: autograd
-# sees $\cos x$ as a constant there, as it would a factor made in NumPy. The cell after next
-# differentiates $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`, as the main
-# line did through your `CubeOnce`; the true second derivative is $-\sin 1 + 6 \approx 5.159$.
-# **Predict** what it gets: `"an error"`, or the number (three decimals are enough).
-
-# %%
-### BEGIN WORKED
-predicted_cut_second = 6.0
-### LEARNER
-predicted_cut_second = None  # "an error", or the number the second pass returns
-### END WORKED
-
-
-# %%
-class Sin(torch.autograd.Function):
-    """y = sin(x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sin(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x)  # d/dx sin x = cos x
-
-
-class SinCut(Sin):
-    """Sin with cos(x) cut off the graph: a constant to autograd, as a NumPy factor would be."""
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x.detach())
-
-
-compare("second derivative through SinCut", predicted_cut_second, second_through(SinCut.apply),
-        abs_tol=1e-3)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# The second pass differentiates `grad_output * cos(x)` with both factors constants: $\cos x$
-# cut off, and `grad_output` the 1 that `torch.autograd.grad` starts from. The sine's share,
-# $-\sin 1$, is gone; the $x^3$ term's 6 comes back alone, a plausible number and no error. An
-# unmarked NumPy backward gives the same, which is what the mark is for; and marked, as your
-# `CubeOnce` showed, it stays silent here too, since the gradient coming in does not require
-# grad.
-# </details>
-
-# %% [markdown]
-# ### Where the mark goes: three other placements
-#
-# Your `CubeOnce` puts the mark where PyTorch documents it. **Predict** what three other
-# placements do: (a) `@once_differentiable` on `forward` (under its `@staticmethod`) instead of
-# on `backward`; (b) on `backward`, but written *above* `@staticmethod`; (c) no decorator in
-# the class, and after it `CubeOnce.backward = once_differentiable(CubeOnce.backward)`, without
-# `staticmethod`. For each, when the gradient flowing into the backward requires grad, what
-# does a second `.backward()` do: raise `"once_differentiable's error"`, raise `"another
-# error"` (at the class, at the call, or in a backward), or return `"a tensor"`? Write your
-# three answers in the cell below; the cell after it tries each placement on `Sin`.
-
-# %%
-### BEGIN WORKED
-predicted_mark_on_forward = "a tensor"
-predicted_mark_above_staticmethod = "once_differentiable's error"
-predicted_mark_after_class_plain = "once_differentiable's error"
-### LEARNER
-predicted_mark_on_forward = None  # (a) "once_differentiable's error", "another error", "a tensor"
-predicted_mark_above_staticmethod = None  # (b): the same three choices
-predicted_mark_after_class_plain = None  # (c): the same three choices
-### END WORKED
-
-
-# %% [markdown]
-# The three placements tried on `Sin`: a second
-# `.backward()` through `sin(x)²`, whose gradient flowing into `Sin`'s backward, $2\sin x$,
-# requires grad.
-
-# %%
-from torch.autograd.function import once_differentiable  # the guard your CubeOnce carries
-
-
-class SinMarkOnForward(Sin):  # (a): the mark on forward, under its @staticmethod
-    forward = staticmethod(once_differentiable(Sin.forward))
-
-
-class SinMarkAboveStaticmethod(Sin):  # (b): @once_differentiable written above @staticmethod
-    backward = once_differentiable(staticmethod(Sin.backward))
-
-
-class SinMarkAfterClassPlain(Sin):  # (c): marked after the class, without staticmethod
-    pass
-
-
-SinMarkAfterClassPlain.backward = once_differentiable(SinMarkAfterClassPlain.backward)
-
-
-def second_backward(function):
-    """A second .backward() through function's backward: what came out."""
-    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-    try:
-        first, = torch.autograd.grad((function.apply(x) ** 2).sum(), x, create_graph=True)
-        first.sum().backward()
-    except RuntimeError as error:
-        return ("once_differentiable's error" if "once_differentiable" in str(error)
-                else "another error")
-    return "a tensor"
-
-
-for label, function, predicted in [
-        ("(a) on forward", SinMarkOnForward, predicted_mark_on_forward),
-        ("(b) above @staticmethod", SinMarkAboveStaticmethod, predicted_mark_above_staticmethod),
-        ("(c) after the class, plain", SinMarkAfterClassPlain, predicted_mark_after_class_plain)]:
-    compare(label, predicted, second_backward(function))
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# (a) returns a tensor: the mark guards nothing on `forward`. Forward always runs with grad
-# mode off, and `once_differentiable` attaches its error node only when grad mode is on, so
-# the backward stays unmarked and the second pass runs through it (through a NumPy backward,
-# to a wrong number). (b) and (c) raise the mark's error: since Python 3.10 a `staticmethod`
-# object can be called, so `once_differentiable` wraps it in (b) as it would the plain
-# function, and the class then holds a plain function, as in (c). Autograd calls
-# `backward` on the class, `cls.backward(ctx, *grads)`, and a plain function looked up on a
-# class is that function, so both work. The documented order, `@staticmethod` on top, is the
-# one that reads right on every Python.
-# </details>
-
-
-# %% [markdown]
-# ### The NumPy border, rule by rule
-#
-# <details><summary><b>Open after your <code>CubeOnce</code> self-check is green</b></summary>
-#
-# The border's rules, one by one, each met where the exercise says `x` may be (1-D, 0-d,
-# float32, on `x`'s device):
-#
-# 1. Forward saves the input `x`, for $3x^2$: it comes back from `ctx.saved_tensors` as it went in.
-# 2. With grad mode on, `.numpy()` refuses a tensor that requires grad and names the fix,
-#    `.detach()`. A marked backward runs with grad mode off, and there `.numpy()` takes it;
-#    `.detach()` first works in both.
-# 3. CPU memory only: `.cpu()` before `.numpy()`, and `.to(x.device)` on the way back
-#    (`torch.from_numpy` shares the array's memory, on the CPU).
-# 4. A NumPy *scalar*, such as `numpy.float64`, which `torch.from_numpy` refuses (*"expected
-#    np.ndarray"*) and `torch.as_tensor` accepts; `torch.as_tensor` also takes a `dtype` and a
-#    `device`.
-# 5. NumPy keeps float32 for `3 * a ** 2` on a float32 array `a`, and `torch.as_tensor` keeps
-#    NumPy's dtype; `grad_output * local` then has `grad_output`'s dtype.
-# 6. What forward saves of `x` shares `x`'s version counter, which is what notices an in-place
-#    change to a saved tensor: `x` or `x.detach()` do; a tensor made from `x`'s memory
-#    (`torch.from_numpy(x.numpy())`, `x.data`) shares the numbers but not the counter, so the
-#    change goes unseen, and a CPU copy of a GPU `x` is a copy. A NumPy array on `ctx` is state
-#    outside `save_for_backward`.
-# 7. Nothing forward saves is computed in `x`'s dtype and then cast wider: a float32 `x ** 2`
-#    saved as float64 has float32's rounding and float64's memory.
-# </details>
-#
-# The same border crossings, run (a square root in NumPy between the two):
+# `CubeOnce`'s border crossings, run on a square root in NumPy: `.numpy()` refuses a tensor
+# that requires grad while grad mode is on (a marked backward runs with it off; `.detach()`
+# first works in both), and on a 0-d array NumPy returns a scalar, which `torch.from_numpy`
+# refuses and `torch.as_tensor` accepts.
 
 # %%
 t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
@@ -1394,47 +1246,12 @@ else:
 # %% [markdown]
 # ### What the mark guards, and what it does not
 #
-# `CubeOnce`'s mark raised in its self-check because the gradient sent into its backward
-# required grad, and the second pass ran through the error node. `SinCut` marked, two
-# questions, then the cases where it stays silent.
-#
-# **`SinCut`, marked.** Your marked `CubeOnce` returned a number in the main line's second
-# pass. The guard runs the marked backward with grad mode off and, only when the gradient it
-# receives requires grad, attaches an error node to the result. Would a marked `SinCut` raise in
-# its cell? The cell below runs it marked, then with `sin` after it.
-
-# %%
-class SinCutMarked(SinCut):
-    """SinCut with its backward marked @once_differentiable."""
-
-
-SinCutMarked.backward = staticmethod(once_differentiable(SinCut.backward))
-if written(predicted_cut_second):  # the number answers the SinCut prediction
-    print("sin x + x³ through SinCut, marked:", second_through(SinCutMarked.apply))
-else:
-    print("sin x + x³ through SinCut, marked: write your SinCut prediction first")
-x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad(torch.sin(SinCutMarked.apply(x)), x, create_graph=True)
-try:  # the gradient flowing into the marked backward, cos(sin x), requires grad
-    first.backward()
-except RuntimeError as error:
-    print("sin(sin x), marked, .backward():", str(error).splitlines()[0])
-
-# %% [markdown]
-# In the `SinCut` cell the gradient coming in was the constant 1 that `torch.autograd.grad`
-# starts from, so a marked `SinCut` attaches nothing, and the same wrong number comes back.
-# With `sin` after the marked op, the gradient flowing into its backward, $\cos(\sin x)$,
-# requires grad: the error node is attached, and a second `.backward()` raises. The mark fires
-# only then.
-
-# %% [markdown]
-# **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
-# backward returns. The cell after next differentiates $\sin(x^3)$ twice through your marked
-# `CubeOnce`, and takes the second pass in two ways: `first.sum().backward()`, and
-# `torch.autograd.grad(first.sum(), x)`, which runs only the nodes on a path to `x`. Here `sin`
-# sits after the cube, so the gradient flowing into `CubeOnce`'s backward, $\cos(x^3)$,
-# requires grad. For each way, predict: `"once_differentiable's error"`, `"another error"`, or
-# `"a tensor"`.
+# **Quick question 3.** The main line's guarded `CubeOnce` raised only where the incoming
+# gradient required grad and a `.backward()` ran the error node. The cell after next
+# differentiates $\sin(x^3)$ twice through your marked `CubeOnce`, where the incoming gradient,
+# $\cos(x^3)$, requires grad, and takes the second pass in two ways: `first.sum().backward()`,
+# and `torch.autograd.grad(first.sum(), x)`, which runs only the nodes on a path to `x`. For
+# each, predict: `"once_differentiable's error"`, `"another error"`, or `"a tensor"`.
 
 # %%
 ### BEGIN WORKED
@@ -1473,108 +1290,17 @@ compare("   with torch.autograd.grad", predicted_with_grad,
 #
 # `.backward()` runs every node the graph holds, the error node included, so it raises the
 # mark's message. The error node's inputs are detached aliases of your backward's results (the
-# same memory, cut from the graph), made to require grad, so no path through it leads to `x`. `torch.autograd.grad(..., x)` never runs
-# it, finds nothing in `first` that depends on `x`, and raises *"appears to not have been used
-# in the graph"*. Where `first` also depends on `x` through other ops, it returns their share
-# alone, silently: the cell after quick question 4's explanation shows that on
-# $\sin(x^3) + x^2$. Where the mark attaches its error node, it guards `.backward()`, not
-# every way of differentiating.
+# same memory, cut from the graph), made to require grad, so no path through it leads to `x`.
+# `torch.autograd.grad(..., x)` never runs it, finds nothing in `first` that depends on `x`,
+# and raises *"appears to not have been used in the graph"*. Where `first` also depends on `x`
+# through other ops, it returns their share alone, silently, as the cell below shows on
+# $\sin(x^3) + x^2$; and `torch.autograd.functional.hvp`, which allows unused inputs, reports
+# zeros. `gradgradcheck` is the reliable test, but only at the points you give it: include
+# `x = 0`, saturating values and any threshold.
 # </details>
-
-# %% [markdown]
-# **Quick question 4.** The cell after next takes the mark off your `CubeOnce`
-# (`once_differentiable` keeps the function it wrapped as `__wrapped__`) and runs the same
-# second backward, of $\sin(x^3)$, whose true second derivative is
-# $6x\cos(x^3) - 9x^4\sin(x^3)$. With your NumPy backward unmarked, what comes out? Of the
-# factors your backward multiplies, which did autograd record? Write it as a function of `x` (a
-# `lambda` on a tensor), or `"raises"` if you expect an error.
-
-# %%
-### BEGIN WORKED
-predicted_unmarked = lambda x: -9 * x ** 4 * torch.sin(x ** 3)
-### LEARNER
-predicted_unmarked = None  # e.g. lambda x: ..., or "raises"
-### END WORKED
-
-# %%
-unmarked = getattr(CubeOnce.backward, "__wrapped__", CubeOnce.backward)
-
-
-class CubeUnmarked(CubeOnce):
-    """Your CubeOnce with the mark taken off its backward."""
-
-    backward = staticmethod(unmarked)
-
-
-x = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64, requires_grad=True)
-try:
-    first, = torch.autograd.grad(torch.sin(CubeUnmarked.apply(x)).sum(), x, create_graph=True)
-    unmarked_second, = torch.autograd.grad(first.sum(), x)
-    if written(predicted_unmarked):  # the numbers, once your prediction is written
-        print("unmarked, second derivative:  ", unmarked_second)
-except NotImplementedError:  # your CubeOnce is still the stub
-    raise
-except RuntimeError as error:
-    if written(predicted_unmarked):
-        print("unmarked, second backward:", str(error).splitlines()[0])
-    unmarked_second = "raises"
-x = x.detach()
-print("true 6x cos(x³) - 9x⁴ sin(x³):", 6 * x * torch.cos(x ** 3) - 9 * x ** 4 * torch.sin(x ** 3))
-if callable(predicted_unmarked) and isinstance(unmarked_second, torch.Tensor):
-    yours = torch.as_tensor(predicted_unmarked(x), dtype=torch.float64)
-    print("your prediction:              ", yours,
-          "✓" if torch.allclose(yours, unmarked_second) else "✗")
-else:
-    compare("second backward, unmarked", predicted_unmarked,
-            unmarked_second if isinstance(unmarked_second, str) else "a tensor, printed above")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# A NumPy backward returns `grad_output` times $3x^2$, and the $3x^2$ made in NumPy is a
-# constant to autograd. Here `grad_output` is $\cos(x^3)$ from `sin`'s backward, which autograd
-# did record. So the second pass differentiates through `grad_output` only, giving
-# $-\sin(x^3)\cdot 3x^2 \cdot 3x^2 = -9x^4\sin(x^3)$, and drops $6x\cos(x^3)$, the term
-# through $3x^2$: a plausible number and no error. Marked, this same pass raises: here
-# `grad_output` requires grad, so the mark attaches its error node (quick question 3 showed
-# which error each way of differentiating meets).
-#
-# - If yours gave the true value, your backward computes $3x^2$ with torch ops, which autograd
-#   records: it was differentiable, and the mark refuses a second derivative autograd could
-#   have given. `CubeOnce`'s contract rules that backward out (its self-check names it);
-#   outside this exercise, leave the mark off such a backward (the common-mistakes table).
-# - If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy
-#   as well: its result is a constant, and the whole second derivative is gone. Loudly here;
-#   inside a sum with other terms, such as `+ x ** 2`, silently.
-# - If yours raised *"Can't call numpy() on Tensor that requires grad"*, your backward calls
-#   `.numpy()` without `.detach()`. That works only with grad mode off, as in a plain backward
-#   (quick question 1) or under the mark; under `create_graph=True` it raises. `.detach()`
-#   first works in both.
-# </details>
-
-# %% [markdown]
-# It is a guard, not a guarantee. The error node fires only when the gradient coming in
-# requires grad **and** the second pass actually runs through the node:
-#
-# - in a plain sum with other terms, here `(CubeOnce.apply(x) + x ** 2).sum()`, the incoming
-#   gradient is a constant 1, no error node is attached, and the cube's share of the second
-#   derivative silently disappears (with the cube alone, the first derivative has no graph at
-#   all, and the second pass raises *"element 0 of tensors does not require grad"*);
-# - `torch.autograd.grad(..., inputs=x)` never runs the error node, as quick question 3
-#   showed: on $\sin(x^3) + x^2$ it returns the $x^2$ term's share, $2$, alone, where
-#   `.backward()` raises; and `torch.autograd.functional.hvp`, which allows unused inputs,
-#   silently reports zeros.
-#
-# `gradgradcheck` is the reliable test, marked or not, but only at the points you give it: a
-# backward wrong at a single point (a kink at 0), or only where a dropped term vanishes, passes
-# at points that miss it. Include `x = 0`, saturating values and any threshold.
 
 # %%
 x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((CubeOnce.apply(x) + x ** 2).sum(), x, create_graph=True)
-second, = torch.autograd.grad(first.sum(), x)
-print("plain sum, second derivative:", second, " true:", 6 * x.detach() + 2)
-
 first, = torch.autograd.grad((torch.sin(CubeOnce.apply(x)) + x ** 2).sum(), x, create_graph=True)
 xd = x.detach()
 print("sin(x³) + x², second derivative by grad():", torch.autograd.grad(first.sum(), x)[0],
@@ -1657,10 +1383,8 @@ if len(yours) >= 3:  # the second derivative exists: the third is a number or an
 # - **`y`** (as the solution's does): the constant it returns for $y$ reaches $x$ through
 #   `NumpyTanh`'s backward, which calls the inner Function again, and that call is recorded.
 #   The third derivative keeps only the part through the recorded call, $0$ at $x = 0$ (where
-#   $y = 0$), and loses the part through the constant. No error comes, even with the
-#   innermost backward marked `@once_differentiable`: the gradient it receives comes from a
-#   `.sum()` and does not require grad, so the mark attaches no error node (the plain-sum blind
-#   spot of the section on the mark, above). Wrong, silently.
+#   $y = 0$), and loses the part through the constant: wrong, silently, and a mark on the
+#   innermost backward would not change that here.
 # - **`x`**: the constant it returns for $x$ goes straight to the leaf `x`, through no recorded
 #   call, and the one for $g$ to the constant 1s: the second derivative has no graph at all,
 #   and the third `torch.autograd.grad` raises *"element 0 of tensors does not require grad and
@@ -1687,8 +1411,8 @@ if len(yours) >= 3:  # the second derivative exists: the third is a number or an
 #   create_graph=True)` runs; a second `.backward()` raises *"torch.compile with aot_autograd
 #   does not currently support double backward"*, but on `torch.tanh(x).sum()` a second
 #   `torch.autograd.grad` says only that the differentiated tensor *"appears to not have been
-#   used in the graph"*, and with `allow_unused=True` returns `None`: the blind spot of a
-#   marked backward, so take the second pass with `.backward()` when you test;
+#   used in the graph"*, and with `allow_unused=True` returns `None`, so take the second pass
+#   with `.backward()` when you test;
 # - `torch.nn.functional.scaled_dot_product_attention` on CPU runs a fused kernel whose
 #   backward has no derivative of its own: *"derivative for
 #   aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented"*. Under
@@ -1721,7 +1445,7 @@ if len(yours) >= 3:  # the second derivative exists: the third is a number or an
 # $Hv$ by pushing $v$ forward through the gradient computation, the usual way in JAX and
 # `torch.func`, without keeping a recorded first backward alive. A custom Function takes part
 # only with a forward without `ctx`, a `setup_context` (every `torch.func` transform needs it)
-# and a `jvp` rule (forward mode needs it): lesson 08 writes both. Through this lesson's `Sin`
+# and a `jvp` rule (forward mode needs it): lesson 08 writes both. Through this lesson's `Exp`
 # it raises, on torch 2.13, *"In order to use an autograd.Function with functorch transforms
 # (vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod."*
 #
@@ -1735,10 +1459,8 @@ if len(yours) >= 3:  # the second derivative exists: the third is a number or an
 # is). That rule is written in ops autograd records, not in kernel code: on torch 2.13 the
 # second derivative of `torch.tanh(x).sum()` has `grad_fn` `TanhBackwardBackward0`, fed by a
 # `MulBackward0` and a `TanhBackward0`, so a third differentiation goes on through them, and
-# `torch.tanh`'s third derivative, $(1 - y^2)(6y^2 - 2)$, comes out right. Your `NumpyTanh`,
-# whose innermost backward is NumPy, is right to the second; its third, of
-# `NumpyTanh.apply(x).sum()` by `torch.autograd.grad`, comes out wrong with no error when the
-# inner Function takes `y`, and raises *"does not require grad"* when it takes `x`.
+# `torch.tanh`'s third derivative, $(1 - y^2)(6y^2 - 2)$, comes out right, where your
+# `NumpyTanh`'s is not.
 # </details>
 
 # %% [markdown]
@@ -1749,7 +1471,6 @@ if len(yours) >= 3:  # the second derivative exists: the third is a number or an
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
 # | in-place ops in backward (`ds = s.mul_(1 - s)`, `s` from `torch.sigmoid`) | `mul_` overwrites `s` with $s(1-s)$. A later use of `s` reads the new value: the first derivative is silently wrong. If every other use of `s` comes first, the first derivative is right, but the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the old `s`) | out-of-place ops (`s * (1 - s)`) |
 # | a flag or cache kept in a global (`_needs[0] = beta.requires_grad` in forward, $3x^2$ memoised under `x.data_ptr()`) | right for one call at a time; wrong when a second call runs its forward before the first one's backward, or after an optimizer step changes `x` in place | keep what backward needs on `ctx`, one per call; read `ctx.needs_input_grad` in backward |
-# | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck`, at points that include 0 and the ends of your ranges |
 # | `gradgradcheck` in float32 | spurious failures | float64 |
 #
 # - **"Anything passed to `save_for_backward` is safe for double backward."** Only inputs and

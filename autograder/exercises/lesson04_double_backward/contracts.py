@@ -26,7 +26,9 @@ NUMPY_TANH_CLAUSES = (
             "case:the Function your backward calls computes": "inner backward gives y nothing",
             "NumpyTanh/hessian-vector-product-wrong":
                 "inner backward tests the other input's needs_input_grad entry",
-            "NumpyTanh/once-differentiable": "once_differentiable"}),
+            "NumpyTanh/once-differentiable": "once_differentiable",
+            "NumpyTanh/records-only-for-grad-output":
+                "the inner Function only when grad_output requires grad"}),
     Clause(r"values and both derivatives are right and finite where $\tanh$ rounds to $\pm 1$;",
            {"NumpyTanh/overflow-at-large-x": "forward computes (e^2x - 1) / (e^2x + 1)",
             "NumpyTanh/nan-at-saturation":
@@ -99,6 +101,10 @@ SWISH_CLAUSES = (
             "SwishFunction/beta-as-number": "beta.item()",
             "SwishFunction/number-in-backward": "beta.item() inside backward",
             "SwishFunction/in-place-in-backward": "in-place op in backward",
+            "SwishFunction/records-only-for-grad-output":
+                "backward under torch.no_grad() unless grad_output requires grad",
+            "SwishFunction/float32-cancellation":
+                "sigma' expanded as z*s - z*s*s: large terms cancel in float32",
             "SwishFunction/kink-at-zero": "sigmoid recomputed from exp(-|z|) with torch.where: "
                                           "wrong second derivative at x = 0"}),
     Clause("forward saves no copy of an input.",

@@ -4,10 +4,11 @@ included) are graded at |beta x| = 100, 650 and 799.5, past float32's exp overfl
 on both sides of float64's at 709."""
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import Spec, case, make_inputs
 from ...errors import GradingError
-from .second_derivatives import check_differentiable_backward
+from .second_derivatives import _random_like, check_differentiable_backward
 from .second_derivative_points import name_nan_second_derivative
 
 FLOAT32_SATURATED = [-615.0, -500.0, -77.0, 0.5, 77.0, 500.0, 615.0]
@@ -27,7 +28,65 @@ def check_float32_second_derivatives(function, spec: Spec, device) -> None:
                     check_differentiable_backward(function, spec, values, wanted)
                 except GradingError as error:
                     name_nan_second_derivative(function, spec, values, error)
+                    _name_cancellation(function, spec, values, wanted, error)
                     raise
+
+
+class _Cancels(TorchDispatchMode):
+    """The float32 add or sub whose terms are largest against its result: (op, term, result)."""
+
+    def __init__(self):
+        super().__init__()
+        self.worst: tuple[str, float, float] | None = None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if (name in ("add", "sub", "rsub") and len(args) > 1 and isinstance(result, torch.Tensor)
+                and result.dtype == torch.float32 and result.numel()
+                and all(isinstance(t, torch.Tensor) for t in args[:2])):
+            a, b = torch.broadcast_tensors(args[0].abs(), args[1].abs())
+            term = torch.maximum(a, b).reshape(-1)
+            ratio = torch.where(torch.isfinite(term) & (term >= 10),
+                                term / result.abs().reshape(-1).clamp_min(1e-30), 0)
+            at = int(ratio.argmax())
+            if ratio[at] > 1e3 and (self.worst is None or term[at] > self.worst[1]):
+                self.worst = (name, term[at].item(), result.reshape(-1)[at].item())
+        return result
+
+
+def _name_cancellation(function, spec: Spec, values: dict, wanted: list,
+                       error: GradingError) -> None:
+    """Second derivatives right in float64 at the same points but off in float32: named from the
+    float32 add or sub of double backward that took large terms and returned a small result."""
+    wide = {name: value.double() for name, value in values.items()}
+    try:
+        check_differentiable_backward(function, spec, wide, wanted)
+    except GradingError:
+        return
+    inputs = make_inputs(values, requires_grad=set(wanted))
+    try:
+        output = function.apply(*inputs.values())
+        firsts = torch.autograd.grad(output, [inputs[n] for n in wanted],
+                                     _random_like(output, 11), create_graph=True,
+                                     allow_unused=True)
+        terms = [(f * _random_like(f, 12)).sum() for f in firsts if f is not None]
+        with _Cancels() as cancels:
+            torch.autograd.grad(sum(terms), [inputs[n] for n in wanted], allow_unused=True)
+    except RuntimeError:
+        return
+    seen = (f"the second derivatives of {spec.name}'s backward are right in float64 at these "
+            "points and off in float32 only")
+    if cancels.worst is None:
+        raise GradingError(f"{seen}: float32 arithmetic in your backward's graph loses digits "
+                           "that float64 keeps there", error.details,
+                           mistake=f"{spec.name}/float32-digits-lost") from error
+    op, term, result = cancels.worst
+    raise GradingError(
+        f"{seen}: in double backward a float32 {op} took a term of size {term:.4g} and returned "
+        f"{result:.3g}, so large terms cancelled and float32's digits went with them",
+        error.details,
+        mistake=f"{spec.name}/float32-cancellation") from error
 
 
 def name_nonfinite_float32(function, values: dict, error: GradingError) -> None:

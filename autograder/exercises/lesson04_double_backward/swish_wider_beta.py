@@ -12,16 +12,16 @@ from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
 from ...exercise import sample
 from ...tolerances import TOLERANCES
+from .constant_grad_output import first_derivatives
 from .second_derivatives import _random_like
 
 SECOND = {"rtol": 1e-3, "atol": 1e-4}  # float32 arithmetic; a lost term is off by tenths
 
 
-def _second_in_beta(function, inputs: dict, grad_output, direction):
+def _second_in_beta(name: str, function, inputs: dict, grad_output, direction):
     """beta's gradient, and d/dbeta of (x's gradient . direction + beta's gradient)."""
     x, beta = inputs["x"], inputs["beta"]
-    grad_x, grad_beta = torch.autograd.grad(function(x, beta), (x, beta), grad_output,
-                                            create_graph=True)
+    grad_x, grad_beta = first_derivatives(name, function, (x, beta), grad_output)
     total = (grad_x * direction).sum() + grad_beta.sum()
     second, = torch.autograd.grad(total, beta, allow_unused=True)
     return grad_beta.detach(), torch.zeros_like(beta) if second is None else second
@@ -47,10 +47,11 @@ def check_wider_beta(function, spec: Spec, device) -> None:
     direction = _random_like(x, 16)
     inputs = make_inputs(values)
     forward = run_forward(function, spec, inputs)
-    got_grad, got_second = _second_in_beta(function.apply, inputs, grad_output, direction)
+    got_grad, got_second = _second_in_beta(spec.name, function.apply, inputs, grad_output,
+                                           direction)
     wide = make_inputs({"x": x.double(), "beta": values["beta"]})
-    true_grad, true_second = _second_in_beta(spec.reference, wide, grad_output.double(),
-                                             direction.double())
+    true_grad, true_second = _second_in_beta(spec.name, spec.reference, wide,
+                                             grad_output.double(), direction.double())
     off = f"largest error in the second derivative with respect to beta: " \
           f"{(got_second.double() - true_second).abs().max().item():.3g}"
     if rounded := _rounded_beta(forward, values["beta"], x.dtype):

@@ -187,6 +187,16 @@ MISTAKES = [
             "the Function NumpyTanh's backward calls saves a copy of grad_output",
             _tanh("        y, = ctx.saved_tensors\n"
                   "        return _TanhGrad.apply(grad_output.contiguous(), y)", _inner(RIGHT))),
+    # review 80 (T2): the inner Function only when grad_output requires grad, plain NumPy
+    # otherwise; a .sum() loss's grad_output needs no grad, so its second derivative is lost
+    Mistake("NumpyTanh", "the inner Function only when grad_output requires grad",
+            "your backward records its ops only when grad_output requires grad",
+            _tanh("        y, = ctx.saved_tensors\n"
+                  "        if grad_output.requires_grad:\n"
+                  "            return _TanhGrad.apply(grad_output, y)\n"
+                  "        g, a = grad_output.detach().numpy(), y.detach().numpy()\n"
+                  "        return torch.from_numpy(np.asarray(g * (1 - a * a)))",
+                  _inner(RIGHT_GATED))),
     Mistake("NumpyTanh", "forward saves a float64 y and returns it cast to x's dtype",
             "forward saved the output as float64 before its cast",
             _tanh(CALL, _inner(RIGHT),

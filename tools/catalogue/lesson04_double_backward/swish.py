@@ -286,6 +286,21 @@ MISTAKES = [
             _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
                    "        s = torch.sigmoid(z)\n        ds = torch.exp(-z) * s * s\n"
                    "        return grad_output * (s + z * ds), (grad_output * x * x * ds).sum()")),
+    # review 80 (S3): "record only when a second pass can come"; a .sum() loss's grad_output
+    # needs no grad, so its second derivative is lost (the grader once crashed on it)
+    Mistake("SwishFunction", "backward under torch.no_grad() unless grad_output requires grad",
+            "your backward records its ops only when grad_output requires grad",
+            _swish("        with torch.set_grad_enabled(grad_output.requires_grad):\n" + "\n".join(
+                "    " + line for line in (READ + GATED).splitlines()))),
+    # review 80 (S7): algebraically right and right in float64; in float32 at |beta x| near 800
+    # the expanded terms (about 600 each) cancel, off the composed ops by 2e-4 relative
+    Mistake("SwishFunction", "sigma' expanded as z*s - z*s*s: large terms cancel in float32",
+            "are right in float64 at these points and off in float32 only",
+            _swish("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
+                   "        grad_x = grad_output * (s + beta * x * s - beta * x * s * s) if "
+                   "ctx.needs_input_grad[0] else None\n"
+                   "        grad_beta = (grad_output * (x * x * s - x * x * s * s)).sum() if "
+                   "ctx.needs_input_grad[1] else None\n        return grad_x, grad_beta")),
     Mistake("SwishFunction", "F.silu(beta * x) / beta forward with no beta = 0 case",
             "SwishFunction's output contains inf or nan where the true value is finite",
             _swish(READ + RETURN, "        ctx.save_for_backward(x, beta)\n"
