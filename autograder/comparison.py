@@ -91,8 +91,9 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
     for i, (got, want) in enumerate(zip(outputs, expected)):
         what = f"{spec.name}'s output" + (f" {i}" if len(outputs) > 1 else "")
         if got.dtype != dtype:
-            raise GradingError(f"{what} has dtype {got.dtype} for {dtype} inputs: return the "
-                               "input's dtype", mistake=f"{spec.name}/wrong-output-dtype")
+            raise GradingError(f"{what} has dtype {got.dtype} for {dtype} inputs "
+                               f"{rule_reference('values')}",
+                               mistake=f"{spec.name}/wrong-output-dtype")
         diagnose_values(what, got.detach().to(torch.float64), want.detach(),
                         rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs, computed_in=dtype,
                         exercise_name=spec.name)

@@ -13,6 +13,7 @@ from .clauses import Clause
 from .domain import Domain
 from .nesting import stopping_endless_backward
 from .outside_ctx import state_watched
+from .output_dtypes import check_output_dtypes
 from .properties import check_domain
 from .untouched import calls_watched
 
@@ -51,6 +52,8 @@ class Exercise:
               calls_watched(self.name, submission), state_placed(submission),
               state_watched(submission, self.name), self.within()):
             for device in devices:
+                if self.domain is not None:  # rule 1's dtype, before any backward runs
+                    check_output_dtypes(self.domain, submission, device)
                 self.battery(submission, device)
                 if self.domain is not None:
                     check_domain(self.domain, submission, device)

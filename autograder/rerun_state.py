@@ -124,3 +124,36 @@ def as_first_found(submission, namespaces):
 
 def _entries_of(container):
     return list(container.items()) if isinstance(container, dict) else list(container)
+
+
+@contextmanager
+def put_back(submission, namespaces):
+    """What the block changes in the answer's places (a global bound or rebound, a list or a
+    dict it fills, a class attribute) undone after it: a probe's calls leave the battery after
+    it the state it would have found (a stack a forward pushes onto, popped by a backward the
+    probe never runs)."""
+    owners = _places(submission, namespaces)
+    start = {place: (value, _shallow(value), _copied(value)) for place, owner in owners.items()
+             for value in [_get(owner, place[1])]}
+    try:
+        yield
+    finally:
+        for place, owner in _places(submission, namespaces).items():
+            value, entries, copy = start.get(place, (_ABSENT, None, None))
+            if _get(owner, place[1]) is not value:
+                _bind(owner, place[1], value)
+            if entries is not None and not _same(_shallow(value), entries):
+                _refill(value, _entries_of(copy))
+
+
+def _shallow(value) -> list | None:
+    """A container's entries as the objects themselves (pairs for a dict); None for another
+    value."""
+    if type(value) not in _CONTAINERS:
+        return None
+    return [item for entry in _entries_of(value) for item in (
+        entry if isinstance(value, dict) else (entry,))]
+
+
+def _same(now: list, then: list) -> bool:
+    return len(now) == len(then) and all(a is b for a, b in zip(now, then))

@@ -15,7 +15,8 @@ GENERIC = sorted([*ROOT.glob("*.py"), *(ROOT / "exercises" / "shared").glob("*.p
 # the ids of mistakes that break one of the Function contract's rules, by rule
 RULE_KINDS = {
     "values": {"tensor-on-default-device", "registered-for-some-devices",
-               "fake-on-default-device", "raises-on-empty", "raises-on-0-d"},
+               "fake-on-default-device", "raises-on-empty", "raises-on-0-d",
+               "wrong-output-dtype"},
     "gradients": {"reads-requires-grad-late"},
     "by-hand": {"asks-autograd", "builtin-backward-op"},
     "ctx": {"tensor-on-ctx", "saves-non-tensor", "output-not-saved", "state-on-class",

@@ -22,6 +22,7 @@ from ...comparison import fresh_leaves
 from ...function_contract import rule_reference
 from ...linear_memory import FACTOR, SLACK, backward_peak
 from ...narrowed import shapes_of
+from ...probes import record_returned_gradients
 from ..shared.backward_reads import unsaved_input_named
 from ..shared.call_state import (check_call_places, check_class_untouched,
                                  check_input_version_tracking, check_one_ctx_per_call)
@@ -214,6 +215,16 @@ def check_backward_memory(function, device) -> None:
     if peak <= budget:
         covers("backward's memory")
         return
+    unsummed = returned_unsummed(function, values, 2 * allowed)
+    if unsummed is not None:  # the shape backward returned, then what it cost
+        name, shape, wanted = unsummed
+        raise GradingError(
+            f"Bilinear.backward returned grad_{name} of shape {shape} for {name} of shape "
+            f"{wanted}, an entry per position that autograd then sums to {name}'s shape: "
+            f"backward held {peak:,} bytes at once on {shapes_of(values)} (float64), about "
+            f"{budget:,} allowed {rule_reference('by-hand')}. Which sum does grad_{name} need, "
+            "and where does your backward do it?",
+            mistake="Bilinear/unsummed-gradient")
     if largest is None:
         made = ", in NumPy arrays"
     else:
@@ -227,6 +238,27 @@ def check_backward_memory(function, device) -> None:
         f"{rule_reference('by-hand')}. Each gradient sums a product of three factors: which two "
         "can you combine first, so that no tensor holds p, o, i and j together?",
         mistake="Bilinear/holds-four-index-product")
+
+
+def returned_unsummed(function, values: dict, over: int) -> tuple | None:
+    """(input name, shape backward returned, input's shape) for the first gradient backward
+    returned with more entries than its input (a shape the input broadcasts to, which the
+    engine sums down without a word) and more than ``over`` bytes, read before the engine."""
+    recorder, calls = record_returned_gradients(function)
+    try:
+        inputs = fresh_leaves(values)
+        output = recorder.apply(*inputs.values())
+        torch.autograd.grad(output, [v for v in inputs.values() if v.requires_grad],
+                            torch.ones_like(output), allow_unused=True)
+    except Exception:  # noqa: BLE001 - a probe: the value checks name an error
+        return None
+    for returned in calls[:1]:
+        for (name, value), grad in zip(inputs.items(), returned):
+            if (isinstance(grad, torch.Tensor) and isinstance(value, torch.Tensor)
+                    and grad.numel() > value.numel()
+                    and grad.numel() * grad.element_size() > over):
+                return name, tuple(grad.shape), tuple(value.shape)
+    return None
 
 
 def check_empty_batch(function, device) -> None:

@@ -34,6 +34,7 @@ MY_LINEAR_RULES = {
             "leading dims flattened with flatten(0, -2): no dim -2 for 1-D x",
         "MyLinearFunction/transposes-a-vector": "grad_weight = grad_output.mT @ x (learner trial 53)",
         "MyLinearFunction/empty-batch": "x flattened as x.reshape(rows, -1)",
+        "MyLinearFunction/wrong-output-dtype": "x = x.float() in forward, weight cast to match",
         "MyLinearFunction/squeezes-feature-dim":
             "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
         "MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
@@ -142,11 +143,13 @@ BILINEAR_CLAUSES = (
            "$2P \\cdot \\max(\\text{out}\\,n_1,\\ \\text{out}\\,n_2,\\ n_1 n_2)$ numbers at "
            "once, $P$ the number of positions.",
            {"Bilinear/holds-four-index-product":
-                "grad_weight as the sum of a (positions, out, n1, n2) outer product"}),
+                "grad_weight as the sum of a (positions, out, n1, n2) outer product",
+            "Bilinear/unsummed-gradient": "grad_weight not summed over the positions"}),
 )
 
 BILINEAR_RULES = {
     "values": {
+        "Bilinear/wrong-output-dtype": "inputs cast to float32 in forward, the float64 ones saved",
         "unproven:wrong-value": "grad_x2 sums over the wrong input",
         "Bilinear/weight-indices-swapped":
             "grad_x2 reads weight[o, j, i] where the shapes let it (n1 == n2)",

@@ -341,3 +341,12 @@ MISTAKES.append(Mistake(
     .replace("        y = torch.einsum('...i,oij,...j->...o', x1, weight, x2)",
              "        y = (x1[..., None, None, :] @ weight @ x2[..., None, :, None])"
              "[..., 0, 0]")))
+
+# issue 68: grad_weight left unsummed over the positions, (*leading, out, n1, n2), which the
+# engine sums down to weight's shape (rule 2 accepts the shape); named by the returned shape
+# first, with the memory it cost, where the first line named only the bytes held
+MISTAKES.append(Mistake(
+    "Bilinear", "grad_weight not summed over the positions",
+    "Bilinear.backward returned grad_weight of shape (4, 32, 16, 24, 20) for weight of shape "
+    "(16, 24, 20)",
+    _bilinear_with(GX1, GX2, "torch.einsum('...o,...i,...j->...oij', grad_output, x1, x2)")))

@@ -1,9 +1,11 @@
 """Lesson 02: forwards computed in float64 and cast back to the float32 inputs' dtype, in each
 exercise. Once failed (float32's exact 0s and overflows, probed where float64 gives another
 value, named the wider dtype); correct since rule 1 of the Function contract accepts computing
-in a wider dtype, and those float extremes left the domain."""
+in a wider dtype, and those float extremes left the domain. And the other way: a forward that
+narrows float64 inputs to float32 (issue 68), named by its output's dtype before any backward
+runs, where backward's float32 grad_output met the float64 weight first."""
 
-from .. import Unusual, edit
+from .. import Mistake, Unusual, edit
 from .answers import FLAT, FUSED_FORWARD, FUSED_READ, FUSED_RETURN, GUARDED, _fused, _linear
 from .bilinear import GW, GX1, GX2, _bilinear_with
 
@@ -15,8 +17,20 @@ _LINEAR_BACKWARD = (FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_b
                     "ctx.needs_input_grad[2] else None\n"
                     "        return grad_x, grad_weight, grad_bias")
 
-MISTAKES = []
 UNUSUAL = []
+# issue 68: once named by backward's matmul raising on float32 times float64 (a learner's
+# first line), or by a raw RuntimeError of the grader's own comparison
+NARROWED = "forward returned float32 for float64 inputs, where the op returns float64"
+MISTAKES = [
+    Mistake("MyLinearFunction", "x = x.float() in forward, weight cast to match", NARROWED,
+            _linear(_LINEAR_BACKWARD, "        x = x.float()\n" + edit(
+                _LINEAR_FORWARD, ("y = x @ weight.T", "y = x @ weight.to(x.dtype).T"),
+                ("return y + bias if", "return y + bias.to(x.dtype) if")))),
+    Mistake("Bilinear", "inputs cast to float32 in forward, the float64 ones saved", NARROWED,
+            edit(_bilinear_with(GX1, GX2, GW),
+                 ("x1, weight, x2)", "x1.float(), weight.float(), x2.float())"),
+                 ("return y + bias if", "return y + bias.float() if"))),
+]
 
 # correct since issue 67: rule 1 of the Function contract accepts computing in a wider dtype
 UNUSUAL.append(Unusual("FusedLinearReLU", "the pre-activation in float64, the output cast back",

@@ -55,8 +55,9 @@ MISTAKES = [
                  "        noise = -torch.log(-torch.log(torch.rand_like(logits)))\n"
                  "        return F.one_hot((logits + noise).argmax(-1), logits.shape[-1])"
                  ".to(logits.dtype)"), named=True),
-    Mistake("StraightThroughSoftmax", "float32 one-hot for float64 logits", "has dtype "
-            "torch.float32, not the logits' torch.float64: convert",
+    # named by rule 1's output dtype before any backward runs (issue 68: output_dtypes.py)
+    Mistake("StraightThroughSoftmax", "float32 one-hot for float64 logits", "forward returned "
+            "float32 for float64 inputs, where the op returns float64",
             _sts(READ + RIGHT, "        ctx.save_for_backward(torch.softmax(logits / tau, -1))\n"
                  "        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).float()")),
