@@ -97,6 +97,8 @@ FAILING_BACKWARD = {
     "ScaledSigmoid: scale in a dict on the class keyed by id(ctx), popped in backward",
     "ScaledSigmoid: scale in a module dict keyed by id(ctx), popped in backward",
     "ScaledSigmoid: scale pushed on a module deque, popped in backward",
+    # forward returns float32 for float64 x: backward's matmul meets float32 and float64
+    "MyLinearFunction: x = x.float() in forward, weight cast to match",
     # backward writes into a saved tensor in place: the engine's version check refuses it
     "Square: the saved x doubled in place", "MyReLU: saves y, backward y.sign_() in the saved output"}
 
