@@ -24,9 +24,8 @@
 # 4. ship a Function as an `nn.Module` that loads PyTorch's `state_dict` and trains;
 # 5. apply the method alone to group normalisation.
 #
-# Exercises: **✎ 1 `LayerNormFunction`**, **✎ 2 `RMSNormFunction`**, **✎ 3 `RMSNorm`**, and
-# the transfer exercise **✎ 4 `GroupNormFunction`**. Open a collapsed hint only after your own
-# attempt.
+# Exercises: **✎ 1 `LayerNormFunction`**, **✎ 2 `RMSNormFunction`**, **✎ 3 `RMSNorm`**,
+# **✎ 4 `GroupNormFunction`** (transfer). Open a collapsed hint only after your attempt.
 
 # %% nbgrader={"locked": true}
 import matplotlib.pyplot as plt
@@ -181,10 +180,10 @@ print("torch.ones(3).sum(dim=())      =", torch.ones(3).sum(dim=()))
 # [Function contract](function_contract.md)); a 0-d tensor is no such shape.
 # </details>
 #
-# Now test Steps 0 to 3: the cell below checks `my_param_grads` (Step 0, one row), `my_g_hat`,
-# `my_rstd_grad` and `my_layer_norm_jacobian` against autograd; replace each body until it
-# gets its ✓. The Jacobian starts as $r\,\delta_{ij}$, the statistics held constant. Step 4,
-# without a $D \times D$ matrix, is ✎ 1.
+# Now test Steps 0 to 3: replace the body of `my_param_grads` (Step 0, one row), `my_g_hat`,
+# `my_rstd_grad` and `my_layer_norm_jacobian` below until autograd gives each its ✓. The
+# Jacobian starts as $r\,\delta_{ij}$, the statistics held constant. Step 4, without a
+# $D \times D$ matrix, is ✎ 1.
 
 # %%
 rstd_row = 1 / torch.sqrt(row.var(unbiased=False) + 1e-5)
@@ -408,7 +407,7 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # - Backward computes only the gradients `ctx.needs_input_grad` asks for: nothing that only an
 #   unrequested gradient uses is computed.
 #
-# Three decisions are yours before you write:
+# Three decisions are yours:
 #
 # - **What to save.** Backward reads $\hat x$, $r$ and $w$: which tensors rebuild them, and
 #   which of those is alive anyway while the model runs?
@@ -483,9 +482,8 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 # %% [markdown]
 # ## What `F.layer_norm` keeps, beside your choice
 #
-# PyTorch's own LayerNorm made the same decision. A node's saved tensors are readable as
-# `grad_fn._saved_*` attributes; `kept_bytes` counts what each keeps beyond its arguments, on
-# the input of quick question 2:
+# A node's saved tensors are readable as `grad_fn._saved_*` attributes; `kept_bytes` counts
+# what each keeps beyond its arguments, on the input of quick question 2:
 
 # %%
 x = torch.randn(512, 1024, requires_grad=True)
@@ -498,7 +496,7 @@ for name in sorted(a for a in dir(node) if a.startswith("_saved_")):
                  else repr(value))
     print(f"  {name:<26} {described}")
 print("_saved_input is x:", node._saved_input is x, "  _saved_weight is weight:",
-      node._saved_weight is weight)
+      node._saved_weight is weight, "  _saved_bias is bias:", node._saved_bias is bias)
 for label, function, args in [("F.layer_norm", F.layer_norm, (x, (1024,), weight, bias)),
                               ("your LayerNormFunction", LayerNormFunction.apply,
                                (x, weight, bias, 1e-5))]:
@@ -509,10 +507,12 @@ for label, function, args in [("F.layer_norm", F.layer_norm, (x, (1024,), weight
 # <details><summary><b>What PyTorch chose</b> (open after running)</summary>
 #
 # `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes beyond its arguments: the mean and
-# rstd of each row, **one number per row** each. The input itself (not a copy), the weight and
-# the bias are its arguments, alive anyway while the model holds them; backward recomputes
-# $\hat x = (x - \mu) r$, one cheap pass over the row. Keeping $\hat x$ instead of $x$ needs no
-# mean but allocates a new full-size tensor; keeping both is never right.
+# rstd of each row, **one number per row** each; backward recomputes $\hat x = (x - \mu) r$,
+# one cheap pass over the row. Its arguments, alive anyway while the model holds them, it
+# keeps too: the input itself (not a copy), the weight, and the bias, whose values its
+# backward never reads ($\partial L/\partial b$ is a sum of $g$); yours reads nothing of the
+# bias, so ✎ 1 saves it nowhere. Keeping $\hat x$ instead of $x$ needs no mean but allocates a
+# new full-size tensor; keeping both is never right.
 # </details>
 
 # %% [markdown]
@@ -658,8 +658,8 @@ else:
 #
 # Only `b` is a parameter: assigning an `nn.Parameter` to a module attribute **registers** it,
 # so optimisers see it and autograd gives it a gradient. The `state_dict` holds `b` and the
-# buffer `c` (state saved but not trained, such as batch norm's running statistics); the plain
-# tensor `a` is invisible to both, and `.to(device)` leaves it behind.
+# buffer `c` (saved, not trained: batch norm's running statistics, say); the plain tensor `a`
+# is invisible to both, and `.to(device)` leaves it behind.
 # </details>
 #
 # PyTorch's own module is the one to match. Look at it before you write: what does
@@ -668,6 +668,36 @@ else:
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
 # look inside reference here (its state_dict, named_parameters(), eps, help(nn.RMSNorm))
+
+# %% [markdown]
+# ### Quick question 5 · predict, then run
+#
+# Autocast hands a float32 `nn.RMSNorm(8)` a `Linear`'s bfloat16 output. Predict its output's
+# dtype for a bfloat16 `x` (a name, such as `"float32"`), and its output's root mean square
+# for float16 rows near 1000 (float16 ends at 65504).
+
+# %%
+predicted_half = {"dtype": None, "root mean square": None}
+
+# %%
+norm = nn.RMSNorm(8)
+x_bf16, x_fp16 = torch.randn(2, 8).bfloat16(), (1000 + torch.randn(2, 8)).half()
+if written(predicted_half):  # the answers, once both are written
+    compare("output dtype, bfloat16 x", predicted_half["dtype"],
+            str(norm(x_bf16).dtype).removeprefix("torch."))
+    compare("root mean square, float16 rows near 1000", predicted_half["root mean square"],
+            round(norm(x_fp16).float().square().mean().sqrt().item(), 2), abs_tol=0.02)
+    print("x_fp16 ** 2 in float16:", (x_fp16 ** 2)[0, :3])
+else:
+    print("write both answers above, then run this again")
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after running)</summary>
+#
+# `bfloat16`: the output takes `x`'s dtype, not the module's. And 1: squared in float16, the
+# row is `inf`, its output zeros; torch computes a half row in float32 (`help(nn.RMSNorm)`,
+# under `eps`).
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `RMSNorm`
@@ -679,7 +709,8 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # [Function contract](function_contract.md); this exercise's own contract:
 #
 # - Built as `torch.nn.RMSNorm` is, `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
-#   `RMSNorm(dim, eps=eps)` with `eps=1e-6` by default, each module keeping its own eps.
+#   `RMSNorm(dim, eps=eps)`, each module keeping its own eps, `1e-6` by default here (torch's
+#   default is `None`).
 # - The `state_dict` of `torch.nn.RMSNorm(dim)`: one `nn.Parameter` named `weight`, ones at
 #   start, each module its own, which an optimiser trains as `torch.nn.RMSNorm`'s.
 # - `forward(x)` computes through your `RMSNormFunction` the outputs and gradients of
@@ -692,10 +723,7 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # <details><summary><b>Hint</b> · questions</summary>
 #
 # Which tensors do an optimiser step and `load_state_dict` change in place, and does your
-# forward read them on every call? In which dtype does `nn.RMSNorm` compute a float16 row (the
-# `eps` entry of `help(nn.RMSNorm)` names it), and what does squaring do to a float16 number
-# in the hundreds? How many times may a half output be rounded? Which dtype does
-# `nn.RMSNorm(8)` return for a bfloat16 `x`, as autocast hands it after a `Linear`? Try it.
+# forward read them on every call? How many times may a half output be rounded?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -825,29 +853,25 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # %% [markdown]
 # ## Common mistakes
 #
-# The slips the exercises hinge on; more of them, most a contract bullet broken, are in the
-# optional part's last section.
+# More slips, most a contract bullet broken, are in the optional part's last section.
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | mean and rstd treated as constants (`grad_x = rstd * g`) | wrong `grad_x`; gradcheck fails | differentiate them: the mean term and the projection term |
 # | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
-# | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
+# | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`) |
 #
 # ## Summary
 #
-# A normalisation's backward is a projection: the output does not change when the input moves
-# along the directions the norm removes (the constant row and the row itself for LayerNorm, the
-# row itself for RMSNorm), so backward removes those components from $\hat g = g \odot w$ and
-# scales by rstd. Forward keeps one full-size tensor and one or two numbers per row: the input,
-# which costs nothing new while the model holds it anyway, or $\hat x$ when nothing else keeps
-# the input (never both); it computes the variance in two passes, never as $E[x^2] - E[x]^2$ in
-# the input's own dtype; for low-precision input it computes the row in float32 and rounds
-# only the output (under autocast, through `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive the
-# sum over every leading dim. A Function becomes a layer inside an `nn.Module` that registers its
-# `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter itself. A norm
-# in composed ops is several passes over memory more than a fused kernel: the Function fixes what
-# is saved, a kernel (lesson 13) how often memory is touched.
+# A normalisation's backward is a projection: it removes from $\hat g = g \odot w$ the
+# directions along which the output does not change (the constant row and the row itself for
+# LayerNorm, the row itself for RMSNorm) and scales by rstd. Forward keeps one full-size
+# tensor and one or two numbers per row: the input, which the model holds anyway, or $\hat x$
+# when nothing else keeps the input (never both); it computes the variance in two passes,
+# never as $E[x^2] - E[x]^2$ in the input's own dtype; for low-precision input it computes the
+# row in float32 and rounds only the output. Parameters shared by every row receive the sum
+# over every leading dim. A Function becomes a layer inside an `nn.Module` that registers its
+# `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter itself.
 # %% [markdown]
 # <details><summary><b>Compare with yours</b> · ✎ 1, LayerNorm (after your self-check is green)</summary>
 #
@@ -1362,12 +1386,12 @@ print("gradcheck:", torch.autograd.gradcheck(
 #
 # <details><summary><b>In practice</b> (open when you have time)</summary>
 #
-# **Accurate is not the same as fast.** `torch.var_mean` runs Welford's update, accurate but,
-# on the CPU in torch 2.13, slower than two plain passes (a mean, then the mean of the
-# squared centred values), each of which PyTorch vectorises. On 256 rows of 1024 (1 MiB), one
-# thread, Welford took about 1.4x to 2x as long as the two passes here, although the two
-# passes write a full-size temporary; how much slower depends on the CPU and its load, so time
-# your own machine:
+# **Accurate is not the same as fast.** `torch.var_mean` runs Welford's update: accurate, but
+# on the CPU in torch 2.13 no reliable gain in speed over two plain passes (a mean, then the
+# mean of the squared centred values), each of which PyTorch vectorises, although the two
+# passes write a full-size temporary. On 256 rows of 1024 (1 MiB), one thread, Welford took
+# from 0.7x to 1.2x as long as the two passes here, the ratio moving with the CPU's load from
+# one run to the next: time your own machine:
 #
 # ```python
 # big = torch.randn(256, 1024)

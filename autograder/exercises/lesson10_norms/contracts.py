@@ -184,8 +184,8 @@ GROUP_NORM_RULES = {
 
 RMS_NORM_MODULE_CLAUSES = (
     Clause("Built as `torch.nn.RMSNorm` is, `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
-           "`RMSNorm(dim, eps=eps)` with `eps=1e-6` by default, each module keeping its own "
-           "eps.",
+           "`RMSNorm(dim, eps=eps)`, each module keeping its own eps, `1e-6` by default here "
+           "(torch's default is `None`).",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
@@ -224,6 +224,8 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/half-rounded-per-step": "a bfloat16 row computed in bfloat16, float16 "
                                              "widened",
             "RMSNorm/half-computed-in-half": "a float16 x squared in float16",
+            "RMSNorm/half-weight-rounded-to-x-dtype": "a half x computed in float32, the "
+                                                      "weight first rounded to x's dtype",
             "RMSNorm/bfloat16-weight-through-float16": "a half module's weight cast with "
                                                        ".half(), a bfloat16 one through "
                                                        "float16"}),

@@ -6,8 +6,8 @@ import torch
 
 from ...errors import GradingError
 from ...exercise import sample
-from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, _ignores_eps, _named, called,
-                              exact_output, loaded_pair, rounded_once, rounded_per_step)
+from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, HELD, NAME, _ignores_eps, _named,
+                              called, exact_output, loaded_pair, rounded_once, rounded_per_step)
 
 
 # (scale of x, eps, what float16 arithmetic does to the squares there): rows at both ends of
@@ -97,7 +97,30 @@ def check_bfloat16_weight_range(cls: type, device) -> None:
                        f"{off:.3g} of an entry, beyond bfloat16's precision, {tolerance:g})")
 
 
-def _half_output(described, output, expected, exact, dtype, module_dtype) -> None:
+def _weight_rounded(described, got, want, reference, x, dtype, module_dtype) -> bool:
+    """``got`` is, rounded once, the output of torch.nn.RMSNorm holding its ``module_dtype``
+    weight first rounded to x's ``dtype``: named (held to the battery's end, as a rounding
+    per step is), and True; False where it is not."""
+    wide = x.double()
+    exact = wide * torch.rsqrt(wide.square().mean(-1, keepdim=True) + reference.eps) * \
+        reference.weight.detach().to(dtype).double()
+    if not rounded_once(got, exact.to(dtype).double(), dtype, exact):
+        return False
+    error = GradingError(f"{described} is off torch.nn.RMSNorm's output on "
+                         f"{int((got != want).sum())} of "
+                         f"{got.numel()} entries, and is, rounded once, the output of a module "
+                         f"whose {_named(module_dtype)} weight was first rounded to "
+                         f"{_named(dtype)}: the weight lost its last digits before the product, "
+                         f"where torch.nn.RMSNorm multiplies by it as the module holds it",
+                         mistake=f"{NAME}/half-weight-rounded-to-x-dtype")
+    held = HELD.get()
+    if held is None:
+        raise error
+    held.append(error)
+    return True
+
+
+def _half_output(described, output, expected, reference, x, dtype, module_dtype) -> None:
     """``output`` (the learner's, for a ``dtype`` x given a ``module_dtype`` module) is
     torch.nn.RMSNorm's ``expected``: in x's dtype, rounded once."""
     if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
@@ -108,10 +131,12 @@ def _half_output(described, output, expected, exact, dtype, module_dtype) -> Non
                            f"module's ({_named(module_dtype)} here)",
                            mistake=f"{NAME}/output-not-in-x-dtype")
     got, want = output.double(), expected.double()
-    if rounded_once(got, want, dtype, exact):
+    if rounded_once(got, want, dtype, exact_output(reference, x)):
         return
     tolerance = HALF[dtype]
     if torch.allclose(got, want, rtol=tolerance, atol=tolerance):
+        if _weight_rounded(described, got, want, reference, x, dtype, module_dtype):
+            return
         return rounded_per_step(described, got, want, dtype)
     off = (got - want).abs().max().nan_to_num(float("inf")).item()
     raise GradingError(f"{described} gives another output than torch.nn.RMSNorm (off by "
@@ -132,8 +157,7 @@ def check_half_x_in_float32_module(cls: type, device) -> None:
         with torch.no_grad():
             expected = reference(x)
             output = called(mine, x, described)
-        _half_output(described, output, expected, exact_output(reference, x), dtype,
-                     torch.float32)
+        _half_output(described, output, expected, reference, x, dtype, torch.float32)
     # under autocast: a float32 Linear's output is bfloat16, the norm after it float32; on the
     # CPU only, whose autocast leaves torch's norms alone (CUDA's list of ops it runs in float32
     # differs by device and version: torch.nn.RMSNorm's output dtype there is autocast's doing)
@@ -150,5 +174,4 @@ def check_half_x_in_float32_module(cls: type, device) -> None:
         h = linear(sample((3, DIM), device, seed=29, dtype=torch.float32))
         expected = reference(h)
         output = called(mine, h, described)
-    _half_output(described, output, expected, exact_output(reference, h), h.dtype,
-                 torch.float32)
+    _half_output(described, output, expected, reference, h, h.dtype, torch.float32)

@@ -95,7 +95,7 @@ def recognise_per_channel(function, values: dict) -> None:
                            mistake=f"{NAME}/instance-norm")
     for misreading, hint in ((_interleaved, "puts channel c in group c % num_groups: a group "
                               "is C / num_groups consecutive channels (channels 0 to C/G - 1 "
-                              "form group 0, the next C / num_groups group 1, and so on"),
+                              "form group 0, the next C/G group 1, and so on)"),
                              (_per_position, "normalises each position of a group separately: "
                               "a group's mean and rstd run over its channels and every "
                               "position of them (all the spatial dims) at once")):

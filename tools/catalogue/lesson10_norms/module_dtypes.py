@@ -1,7 +1,8 @@
 """Lesson 10: the RMSNorm module's dtypes: half inputs computed in float32 (or float64) and
 rounded once, as torch.nn.RMSNorm does, against the slips: a float16 x squared in float16, a
 half row rounded twice, outputs left in float32, a half weight detached or cast through
-float16, a float64 x computed in a float32 weight's dtype, half inputs sent to F.rms_norm."""
+float16, a float32 weight rounded to a half x's dtype, a float64 x computed in a float32
+weight's dtype, half inputs sent to F.rms_norm."""
 
 from .. import Mistake, Unusual, edit
 from .rms_norm_function import _rms
@@ -111,6 +112,10 @@ MISTAKES = [
     Mistake("RMSNorm", "a half module's weight cast with .half(), a bfloat16 one through float16",
             "its weight passes through float16", edit(_HALF_IN_FLOAT32, (
                 "self.weight.float()", "self.weight.half()"))),
+    # review 80: the row in float32, as torch, but the weight rounded to x's dtype first
+    Mistake("RMSNorm", "a half x computed in float32, the weight first rounded to x's dtype",
+            "whose float32 weight was first rounded to bfloat16", edit(_HALF_IN_FLOAT32, (
+                "self.weight.float()", "self.weight.to(x.dtype).float()"))),
     Mistake("RMSNorm", "a float64 x computed in the float32 weight's dtype, cast back",
             "a step ran in float32",
             _module(_RMS_NORM_MODULE_INIT, edit(_APPLY, ("        return RMSNormFunction.apply(x, self.weight, "
