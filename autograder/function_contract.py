@@ -3,8 +3,8 @@
 The learner reads them on one page (``lessons/function_contract.md``, built into
 ``course/function_contract.md``); no exercise repeats them, and every exercise is graded on
 them. A failed check that enforces a rule ends its first line with ``rule_reference(key)``, so
-the learner can look the rule up. An exercise's own contract (``autograder.clauses``) says only
-what that exercise decides.
+the learner can look the rule up. An exercise's own contract (its bullets, which
+``tools.catalogue.contract_of`` maps to checks and witnesses) says only what it decides.
 """
 
 from dataclasses import dataclass

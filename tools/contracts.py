@@ -3,7 +3,8 @@
 An exercise's statement (the markdown between its heading and its answer cell) gives its
 contract as one bullet list, introduced by a paragraph that names the contract and ends with a
 colon ("The contract, which the self-check and the hidden tests check:"). Each bullet is one
-``autograder.clauses.Clause``; ``tests/autograder/test_clauses.py`` holds the two equal.
+``tools.catalogue.clauses.Clause`` of the exercise's (``tools.catalogue.contract_of``);
+``tests/autograder/test_clauses.py`` holds the two equal.
 
 `python -m tools.contracts [EXERCISE ...]` prints each exercise's bullets beside its clauses.
 """
@@ -74,6 +75,7 @@ def _bullets(lines: list[str]) -> list[str]:
 
 def main() -> None:
     from autograder.exercises import EXERCISES
+    from tools.catalogue import contract_of
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("exercises", nargs="*", help="exercise names (default: all)")
@@ -83,7 +85,7 @@ def main() -> None:
         print(f"{name} ({exercise.lesson})")
         for bullet in contract_bullets(exercise.lesson, name):
             print(f"  lesson: {bullet}")
-        for clause in exercise.clauses:
+        for clause in contract_of(name)[0]:
             print(f"  clause: {normalised(clause.text)}  <- {', '.join(clause.checks)}")
 
 

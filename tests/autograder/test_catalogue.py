@@ -33,20 +33,20 @@ from autograder.contract import EACH_INPUT_ALONE, recording
 from autograder.errors import GradingError
 from autograder.exercise import Exercise
 from autograder.exercises import EXERCISES
-from autograder.clauses import enforced
 from autograder.failure import headline
 from autograder import grading
 from autograder.grading import classified_verdict, self_check, verdict
 from tools import catalogue
+from tools.catalogue import contract_of
+from tools.catalogue.clauses import enforced
 from tools.solutions import solution
 
 
 def witnessed_checks(entry) -> list[str]:
     """The checks of ``entry``'s exercise (its clauses' and its rules') whose witness ``entry``
     is."""
-    exercise = EXERCISES[entry.exercise]
-    return [check for checks in [clause.checks for clause in exercise.clauses] + list(
-                exercise.rules.values())
+    clauses, rules = contract_of(entry.exercise)
+    return [check for checks in [clause.checks for clause in clauses] + list(rules.values())
             for check, witness in checks.items() if witness == entry.name]
 
 

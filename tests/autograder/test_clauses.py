@@ -1,6 +1,7 @@
-"""Every exercise's contract as data (``Exercise.clauses``): the bullets the learner reads, each
-enforced by a check that a wrong answer is shown to fail; and the course's Function contract
-(``autograder.function_contract``), stated once and enforced in every exercise (``Exercise.rules``).
+"""Every exercise's contract as data (``tools.catalogue.contract_of``: its lesson's catalogue
+``contracts`` module): the bullets the learner reads, each enforced by a check that a wrong answer
+is shown to fail; and the course's Function contract (``autograder.function_contract``), stated
+once and enforced in every exercise (its rules' checks).
 
 - the lesson's contract list and the clauses are the same bullets, in the same order;
 - every check a clause or a rule names has a witness, a catalogued wrong answer of the exercise,
@@ -18,6 +19,7 @@ from autograder.exercises import EXERCISES
 from autograder.function_contract import PAGE, RULE_KEYS, RULES
 from grader.lessons import COURSE, LESSONS, SOLUTIONS
 from tools import catalogue
+from tools.catalogue import contract_of
 from tools.contracts import contract_bullets, normalised, statement
 
 MOST_BULLETS = 4
@@ -28,29 +30,26 @@ def _marks(exercise: str):
 
 
 EXERCISES_WITH_CLAUSES = [pytest.param(name, marks=_marks(name), id=name)
-                          for name, exercise in EXERCISES.items() if exercise.clauses]
-WITH_CHECKS = [pytest.param(name, marks=_marks(name), id=name)
-               for name, exercise in EXERCISES.items()
-               if exercise.clauses or any(exercise.rules.values())]
+                          for name in EXERCISES if contract_of(name)[0]]
+WITH_CHECKS = [pytest.param(name, marks=_marks(name), id=name) for name in EXERCISES
+               if contract_of(name)[0] or any(contract_of(name)[1].values())]
 
 
 @pytest.mark.parametrize("name", EXERCISES_WITH_CLAUSES)
 def test_the_lesson_lists_the_clauses_as_its_contract(name):
     """Does the lesson's contract list say exactly what the exercise's clauses say?"""
-    exercise = EXERCISES[name]
-    assert contract_bullets(exercise.lesson, name) == [
-        normalised(clause.text) for clause in exercise.clauses]
+    assert contract_bullets(EXERCISES[name].lesson, name) == [
+        normalised(clause.text) for clause in contract_of(name)[0]]
 
 
 @pytest.mark.parametrize("name", WITH_CHECKS)
 def test_each_check_of_a_clause_has_a_catalogued_witness(name):
     """Is the witness of each check (of a clause or a rule) a catalogued wrong answer of the
     exercise? (test_catalogue grades it, and fails it unless it fails through that check.)"""
-    exercise = EXERCISES[name]
+    clauses, rules = contract_of(name)
     held = {entry.name for entry in catalogue.mistakes() if entry.exercise == name}
     missing = [f"{check!r} names the witness {witness!r}"
-               for checks in [clause.checks for clause in exercise.clauses] + list(
-                   exercise.rules.values())
+               for checks in [clause.checks for clause in clauses] + list(rules.values())
                for check, witness in checks.items() if witness not in held]
     assert not missing, f"the catalogue of {name} holds no such answer: " + "; ".join(missing)
 
@@ -71,15 +70,16 @@ def _stated(name: str):
 @pytest.mark.parametrize("name", [_stated(name) for name in EXERCISES])
 def test_every_exercise_states_its_contract_as_clauses(name):
     """Has the exercise a contract the lesson lists and grading enforces, clause by clause?"""
-    assert EXERCISES[name].clauses, (
-        f"{name} declares no clauses: list its contract's bullets in its Exercise "
-        "(autograder.clauses.Clause) and in the lesson, each with a check and a witness")
+    assert contract_of(name)[0], (
+        f"{name} declares no clauses: list its contract's bullets in its lesson's catalogue "
+        "contracts module (tools.catalogue.clauses.Clause) and in the lesson, each with a check "
+        "and a witness")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
 def test_an_exercise_states_only_what_it_decides(name):
     """At most four bullets of its own, after a link to the Function contract, and its
-    clauses' checks apart from the rules' (each rule's checks under Exercise.rules)?"""
+    clauses' checks apart from the rules' (each rule's checks under its contract's RULES)?"""
     exercise = EXERCISES[name]
     bullets = contract_bullets(exercise.lesson, name)
     assert len(bullets) <= MOST_BULLETS, (
@@ -87,12 +87,12 @@ def test_an_exercise_states_only_what_it_decides(name):
         f"saves, its accuracy, its memory or work bound) in at most {MOST_BULLETS}")
     assert f"]({PAGE})" in statement(exercise.lesson, name), (
         f"{name}'s statement does not link to the Function contract ({PAGE})")
-    assert exercise.rules, f"{name} names no check for any rule of the Function contract"
+    assert contract_of(name)[1], f"{name} names no check for any rule of the Function contract"
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
 def test_every_rule_an_exercise_enforces_is_a_rule_of_the_contract(name):
-    unknown = set(EXERCISES[name].rules) - set(RULE_KEYS)
+    unknown = set(contract_of(name)[1]) - set(RULE_KEYS)
     assert not unknown, f"{name} enforces rules {sorted(unknown)}, not among {RULE_KEYS}"
 
 

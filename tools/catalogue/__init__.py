@@ -18,8 +18,15 @@ lesson's order, into two lists:
 
 Every entry's ``code`` is what a learner would type into the answer cell: it defines the
 exercise under its own name and is self-contained, given ``PRELUDE``.
+
+A lesson's ``contracts`` module holds its contracts as data (``clauses``), keyed by exercise:
+``CLAUSES``, the bullets the lesson lists, and ``RULES``, the Function contract's rules, each
+with the checks that enforce it and, for each check, the mistake here that witnesses it
+(``contract_of`` reads them; tests/autograder/test_clauses.py and test_catalogue.py hold them
+to the lesson and to grading). Grading never reads them.
 """
 
+import functools
 import importlib
 import itertools
 import linecache
@@ -27,6 +34,7 @@ import sys
 import types
 import pkgutil
 from dataclasses import dataclass
+from pathlib import Path
 
 PRELUDE = ("import math\nimport torch\nimport torch.nn.functional as F\n"
            "from torch.autograd.function import once_differentiable\n")
@@ -105,8 +113,29 @@ def load(exercise: str, code: str):
 
 
 def _modules():
+    """Each lesson's package, in the course's order."""
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        yield importlib.import_module(f"{__name__}.{info.name}")
+        if info.ispkg:
+            yield importlib.import_module(f"{__name__}.{info.name}")
+
+
+@functools.cache
+def _contracts() -> list[types.ModuleType]:
+    """Each lesson's ``contracts`` module (its exercises' clauses and rules, keyed by exercise)."""
+    return [importlib.import_module(f"{package.__name__}.contracts") for package in _modules()
+            if (Path(package.__file__).parent / "contracts.py").exists()]
+
+
+def contract_of(exercise: str) -> tuple[tuple, dict[str, dict[str, str]]]:
+    """``exercise``'s clauses (``clauses.Clause``: its contract's bullets, each with its checks
+    and their witnesses) and its rules (the Function contract's rule key -> {check: witness}),
+    from its lesson's ``contracts`` module; ``((), {})`` where it declares none."""
+    for module in _contracts():
+        if exercise in module.CLAUSES or exercise in module.RULES:
+            return module.CLAUSES.get(exercise, ()), module.RULES.get(exercise, {})
+    from autograder.exercises import EXERCISES  # a lesson whose tables are not moved here yet
+    found = EXERCISES.get(exercise)
+    return (found.clauses, found.rules) if found is not None else ((), {})
 
 
 def unusual() -> list[Unusual]:

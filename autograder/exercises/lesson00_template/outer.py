@@ -15,7 +15,7 @@ from ..shared.call_state import (check_call_places, check_class_untouched,
                                  check_input_version_tracking, check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from ..shared.reuse import check_second_call_after_step
-from .contracts import OUTER_CLAUSES, OUTER_LAYOUTS, OUTER_RULES
+from .contracts import OUTER_LAYOUTS
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import gradcheck_named
 from .large_inputs import check_large_sizes
@@ -248,7 +248,7 @@ DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column 
 
 
 EXERCISES = [
-    Exercise("Outer", "00_template", outer_full, clauses=OUTER_CLAUSES, rules=OUTER_RULES,
+    Exercise("Outer", "00_template", outer_full,
              contract=("saves only u and v", "m != n", "m or n = 0",
                        "memory linear in the sizes", "non-contiguous grad_output",
                        "gradient only when needed"),

@@ -16,8 +16,7 @@ from ...probes import reachable
 from ..shared.call_state import (check_call_places, check_class_untouched,
                                  check_input_version_tracking, check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
-from .contracts import (SQUARE_CLAUSES, SQUARE_LAYOUTS, SQUARE_RULES, WEIGHTED_SUM_CLAUSES,
-                        WEIGHTED_SUM_LAYOUTS, WEIGHTED_SUM_RULES)
+from .contracts import SQUARE_LAYOUTS, WEIGHTED_SUM_LAYOUTS
 from ..shared.reuse import check_second_call_after_step
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import check_empty_shapes, gradcheck_named
@@ -186,14 +185,12 @@ EXERCISES = [
              contract=("memory linear in the size of x", "0-d x", "x = 0",
                        "every x with 2x finite, in float32", "empty x",
                        "non-contiguous grad_output", "float32"),
-             clauses=SQUARE_CLAUSES, rules=SQUARE_RULES,
              example=lambda: (sample((4,), "cpu"),),
              domain=SQUARE_DOMAIN),
     Exercise("WeightedSum", "00_template", weighted_sum_full,
              contract=("memory linear in the sizes", "a weight of 0", "tiny weights",
                        "one value per input", "0-d inputs",
                        "empty inputs", "float32"),
-             clauses=WEIGHTED_SUM_CLAUSES, rules=WEIGHTED_SUM_RULES,
              example=lambda: tuple(_weighted_values((4,), "cpu").values()),
              domain=WEIGHTED_SUM_DOMAIN),
 ]
