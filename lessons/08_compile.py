@@ -9,8 +9,8 @@
 # %% [markdown]
 # # Lesson 08 · Functions for `torch.func` and `torch.compile`
 #
-# **About 120 minutes** for the main path, up to the Summary: derivations you check live as you
-# go, a prediction and three exercises. The optional sections after the Summary take about 45
+# **About 110 minutes** for the main path, up to the Summary: derivations you check live as you
+# go, a prediction and three exercises. The optional sections after the Summary take about 55
 # minutes more, and are never graded.
 #
 # Everything so far ran in eager mode. Modern code also **transforms** functions: `torch.vmap`
@@ -103,12 +103,9 @@ print("gradcheck, batched and forward mode: ", torch.autograd.gradcheck(
     check_forward_ad=True))
 
 # %% [markdown]
-# **Tensors for `jvp`.** A derivative that reads a tensor needs it kept, and the two directions
-# keep two separate lists: `backward` reads what `ctx.save_for_backward(...)` kept, and `jvp`
-# what **`ctx.save_for_forward(...)`** kept. Inside `jvp`, `ctx.saved_tensors` holds that second
-# list only: a tensor kept in the other one is not there. A `Sin` Function, whose jvp reads
-# `x`, would keep it for its `jvp` with one line in `setup_context` and read it back with one in
-# `jvp`:
+# **Tensors for `jvp`.** The two directions keep two separate lists: `backward` reads what
+# `ctx.save_for_backward(...)` kept, and `jvp` what **`ctx.save_for_forward(...)`** kept; inside
+# `jvp`, `ctx.saved_tensors` holds that second list only. A `Sin` Function, whose jvp reads `x`:
 #
 # ```python
 # ctx.save_for_forward(x)  # in setup_context
@@ -176,9 +173,10 @@ for name, attempt in attempts.items():
 # %% [markdown]
 # ## The maths of log-sum-exp
 #
-# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. You built its value
-# and gradient in lesson 06 for rows (`my_lse`); recall $\partial y / \partial x_j$ and its
-# overflow-free form (the live check below asks for it where $e^{x}$ overflows). What is new is
+# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. Lesson 06 kept it
+# per row of scores, $L = m + \log \ell$, and formed the weights from it as $P = e^{S - L}$;
+# derive $\partial y / \partial x_j$ and its overflow-free form from there (the live check below
+# asks for it where $e^{x}$ overflows). What is new is
 # who consumes that derivative: backward and jvp. For each, what shape does it receive, what
 # shape must it return, and which index, if any, does it sum over? And a second derivative
 # (lesson 04) differentiates your backward itself:
@@ -334,7 +332,9 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # `setup_context` keeps `x` and the output in both lists, and backward computes $p$ from them,
 # so autograd differentiates backward through $p$ (and through the output, by your own
 # backward). Saving $p$ itself gives the same first derivatives, but $p$ was computed where no
-# graph is recorded: a constant to autograd, and the second derivative comes out 0.
+# graph is recorded: a constant to autograd. Differentiating the first gradient again then raises
+# *"element 0 of tensors does not require grad"*, `gradgradcheck` reports a Jacobian mismatch,
+# and only where `grad_output` itself requires grad does the second derivative come out `None`.
 # </details>
 
 # %% [markdown]
@@ -393,10 +393,10 @@ print(f"full graph without jvp; gradient right: {torch.allclose(grad, expected)}
 # ## Custom operators: opaque to the compiler on purpose
 #
 # `torch.library.custom_op("namespace::name", mutates_args=())` turns a Python function with type
-# annotations into an operator of PyTorch's dispatcher. `torch.compile` does not look inside it:
-# it is one node of the graph. To build the graph without running your code, the compiler needs
-# the output's shape, dtype and strides from the inputs alone: the **fake implementation**
-# (`@op.register_fake`), run on tensors that carry metadata but no data.
+# annotations into an operator of PyTorch's dispatcher, one node of the compiler's graph. To
+# build the graph without running your code, the compiler needs the output's shape, dtype and
+# strides from the inputs alone: the **fake implementation** (`@op.register_fake`), run on
+# tensors that carry metadata but no data.
 #
 # Worked example, `autograd_course::matvec(A, v)`, $y = A v$, with a fake implementation and
 # nothing else. `torch.library.opcheck` runs the checks the compiler relies on: the schema, the
@@ -431,162 +431,31 @@ except RuntimeError as error:
 # play in a Function. `backward(ctx, grad_output)` returns one gradient per input of the
 # operator, in the order of its signature, non-tensors included. `register_autograd` calls
 # `setup_context(ctx=..., inputs=..., output=...)` with keywords, so its parameters must have
-# exactly those names. (`mutates_args=()` is a promise in the operator's schema; an optional
-# section breaks it and shows who notices.)
+# exactly those names.
 
 # %% [markdown]
-# ## Softplus with a scale: the questions before Exercise 2
+# ## Softplus with a scale: before Exercise 2
 #
 # Exercise 2's operator is **softplus** with a positive scale $\beta$,
-# $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$. Lesson 01 gave you $\log(1 + e^{z})$, its
-# derivative and its overflow-free form; here $z = \beta x$. Answer on paper:
+# $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$: lesson 01's `Softplus` at $z = \beta x$, divided
+# by $\beta$. Its derivative (count the factors of $\beta$), its overflow-free form, and which
+# tensor backward computes the slope from so that the left tail keeps its digits are lesson 01's
+# questions with $\beta$ added; an optional section after the Summary checks your answers live.
 #
-# 1. What is $ds/dx$? Count the factors of $\beta$.
-# 2. Which tensors could `setup_context` keep for backward (it sees `inputs` and `output`)? For
-#    each candidate, how does backward get the slope from it?
-# 3. At $\beta x = -40$, $s$ is about $4 \times 10^{-18}$. For each candidate, does backward's
-#    formula keep those digits there, in float64 and float32?
-# 4. $\beta$ is a Python float: where does backward find it, and what does it return for it?
-#
-# **Check question 1 live:** work out $ds/dx$ at $x = 0.5$, $\beta = 4$, and write it into
-# `softplus_slope`.
-
-# %%
-### BEGIN WORKED
-softplus_slope = torch.sigmoid(torch.tensor(4 * 0.5, dtype=torch.float64)).item()
-### LEARNER
-softplus_slope = None  # your number: ds/dx at x = 0.5, beta = 4
-### END WORKED
-
-
-# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
-def check_softplus_slope() -> None:
-    """Your number for ds/dx at x = 0.5, beta = 4 against autograd's, with a question for each
-    usual slip."""
-    if softplus_slope is None:
-        print("Write your number for question 1 into softplus_slope first.")
-        return
-    def slope(f, at: float) -> float:
-        return torch.func.grad(f)(torch.tensor(at, dtype=torch.float64)).item()
-
-    truth = slope(lambda x: F.softplus(4 * x) / 4, 0.5)  # autograd's, through F.softplus
-    try:
-        mine = float(softplus_slope)
-    except (TypeError, ValueError, RuntimeError):  # a lambda, or a tensor of several numbers
-        print(f"✗ softplus_slope is a {type(softplus_slope).__name__}: write one number")
-        return
-    slips = [  # each computed by autograd from the slip itself
-        (slope(lambda z: F.softplus(z) / 4, 2.0),
-         "that is ds/dz at z = 2, the chain rule's first step: what is dz/dx?"),
-        (4 * truth, "one factor of β too many: what does the 1/β in front of the log do?"),
-        (slope(F.softplus, 0.5),
-         "that is the slope with β = 1: where does β sit inside the log?"),
-        (slope(lambda x: F.softplus(x) / 4, 0.5),
-         "at which z is the derivative of log(1 + e^z) taken here?"),
-        (F.softplus(torch.tensor(2.0, dtype=torch.float64)).item() / 4,
-         "that is s itself at x = 0.5: the value, not the slope"),
-        (slope(lambda x: F.softplus(4 * x) / 4, -0.5),
-         "that is the slope at x = -0.5: check the sign of z in d/dz log(1 + e^z)"),
-        (slope(torch.func.grad(F.softplus), 2.0),
-         "one derivative too many: what is d/dz log(1 + e^z) itself?"),
-    ]
-    near = lambda a, b: abs(a - b) <= 1e-3 * abs(b)  # noqa: E731 - four digits will do
-    if near(mine, truth):
-        print(f"✓ {mine:.4g}: autograd's ds/dx at x = 0.5, β = 4 is {truth:.6g}")
-        return
-    said = [question for value, question in slips if near(mine, value)]
-    print(f"✗ {said[0]}" if said else
-          f"✗ {mine:.4g} is not ds/dx at x = 0.5, β = 4: redo question 1 there by hand")
-
-
-check_softplus_slope()
-
-# %% [markdown]
-# **Check question 3 live:** write backward's slope two ways, from the input `x` and from the
-# output `s`, as you would compute it in backward. The cell after runs both in float64 and
-# float32 at a few $\beta x$, $-40$ among them, and prints what each gives (its relative error
-# in brackets) beside the true slope.
-# Which one backward uses is then yours to decide.
-
-# %%
-### BEGIN WORKED
-def slope_from_x(x, beta):  # sigma(beta x), no cancellation at any beta x
-    return torch.sigmoid(beta * x)
-
-
-def slope_from_s(s, beta):  # 1 - e^(-beta s), through expm1
-    return -torch.expm1(-beta * s)
-### LEARNER
-def slope_from_x(x, beta):
-    return None  # ds/dx from the input x (and beta) alone
-
-
-def slope_from_s(s, beta):
-    return None  # ds/dx from the output s (and beta) alone
-### END WORKED
-
-
-# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
-def check_slope_candidates() -> None:
-    """Each slope formula at beta * x = -40, -5, 0, 5 and 1000 (beta = 2), in float64 and
-    float32, against the true slope computed in float64: what each gives at each beta * x,
-    with its relative error in brackets; no verdict on which to keep."""
-    beta = 2.0
-    z = torch.tensor([-40.0, -5.0, 0.0, 5.0, 1000.0], dtype=torch.float64)
-    truth = torch.sigmoid(z)
-    for name, slope, needs in [("slope_from_x", slope_from_x, "x"),
-                               ("slope_from_s", slope_from_s, "s")]:
-        for dtype in (torch.float64, torch.float32):
-            x = (z / beta).to(dtype)
-            s = F.softplus(beta * x) / beta  # the output, as forward returns it in this dtype
-            try:
-                got = slope(x if needs == "x" else s, beta)
-            except Exception as error:  # noqa: BLE001 - shown, not raised: the lesson goes on
-                print(f"✗ {name} raised {type(error).__name__}: {error}")
-                break
-            if got is None:
-                print(f"{name}: write it first (it returns None)")
-                break
-            got = torch.as_tensor(got).to(torch.float64)
-            if got.shape != z.shape:
-                print(f"✗ {name} gives shape {tuple(got.shape)} for {needs} of shape "
-                      f"{tuple(z.shape)}: one slope per element")
-                break
-            error = ((got - truth).abs() / truth).tolist()
-            at = ", ".join(f"{zi:g}: {gi:.4g} ({ei:.1g})"
-                           for zi, gi, ei in zip(z.tolist(), got.tolist(), error))
-            print(f"{name:<12} {str(dtype).removeprefix('torch.'):<7}  {at}")
-    print(f"{'true slope':<20}  " + ", ".join(f"{zi:g}: {ti:.4g}"
-                                             for zi, ti in zip(z.tolist(), truth.tolist())))
-
-
-check_slope_candidates()
-
-# %% [markdown]
-# <details><summary><b>Hint 1</b> (questions 1 and 2)</summary>
-#
-# Write $s = u(z) / \beta$ with $u(z) = \log(1 + e^{z})$: what is $du/dz$, and $dz/dx$? Can the
-# slope be written from $s$ alone: what is $e^{\beta s}$ in terms of $z$? If you differentiate
-# the stable form term by term: what is the slope at $z = 0$ exactly? At $x = 1$, $\beta = 2$,
-# $s = 1.06346$; at $x = 400$, $s = 400$, finite.
-# </details>
-#
-# <details><summary><b>Hint 2</b> (question 3)</summary>
-#
-# At $x = -25$, $\beta = 2$: $s = 9.6437 \times 10^{-23}$, and the slope is $1.9287 \times
-# 10^{-22}$. Evaluate each candidate formula there one operation at a time: which step forms a
-# number near 1, and how many digits of $10^{-22}$ survive it?
-# </details>
+# The new question is the fake's. `matvec`'s fake makes a fresh contiguous vector, as `A @ v`
+# does. An element-wise op need not: it may give its output `x`'s strides, or not, op by op.
+# Before you write the fake, print `.stride()` of what your forward's ops return for a
+# transposed `x`, a column slice and an expanded one. Which keep `x`'s strides, and which
+# constructor makes an empty tensor with the same?
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
 # Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus`, $\log(1 +
 # e^{\beta x}) / \beta$ for a tensor `x` and a Python float `beta` > 0. Decide before you write it:
-# which strides does *your* forward's output have for a transposed `x`, or a slice, and does
-# your fake describe that output (not every op keeps `x`'s layout)? What does `setup_context`
-# keep (questions 2 and 3: say why in a comment, with what it costs in memory)? What does
-# backward return for each input?
+# which strides does your fake give, for the ops *your* forward uses? What does `setup_context`
+# keep (say why in a comment, with what it costs in memory)? What does backward return for each
+# input?
 #
 # **Contract.** Your operator obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -666,22 +535,6 @@ from autograder import grade; grade("softplus", softplus)
 # the number of samples; `out_dims` says where the output's batch dimension is. Register it with
 # `op.register_vmap(rule)`. (A Function's `generate_vmap_rule` cannot batch code that leaves
 # PyTorch's ops: an optional section shows it.)
-#
-# `autograd_course::affine(x, a, b)`, $a x + b$ element by element for two Python floats (eager
-# mode only, so no fake), has no rule: the values are right, through the fallback. Exercise 3
-# writes this lesson's first rule.
-
-# %%
-@torch.library.custom_op("autograd_course::affine", mutates_args=())
-def affine(x: torch.Tensor, a: float, b: float) -> torch.Tensor:
-    """a * x + b, element by element."""
-    return a * x + b
-
-
-xs = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4), batch dim 0
-loop = torch.stack([affine(sample, 2.0, 1.0) for sample in xs.unbind(0)])
-print("vmap without a rule (the fallback):",
-      torch.equal(torch.vmap(affine, in_dims=(0, None, None))(xs, 2.0, 1.0), loop))
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
@@ -819,7 +672,8 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # answers; what `torch.compile` captured, a NumPy Function under `vmap`, your
 # `LogSumExp` against the naive formula, the cross product, `matvec`'s backward, your `softplus`
 # under `opcheck`, what an operator promises, `affine`'s batching rule, re-running an
-# operator's cell, the fine print of `softplus`'s tails, the common mistakes, and In practice.
+# operator's cell, `softplus`'s slope (lesson 01 with $\beta$), the fine print of its tails,
+# the common mistakes, and In practice.
 
 # %% [markdown]
 # ---
@@ -1269,7 +1123,24 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 # %% [markdown]
 # ### `affine`'s batching rule: one call, nothing moves
 #
-# The element-wise `affine` from before Exercise 3, now with a rule. Each sample's `x` arrives
+# `autograd_course::affine(x, a, b)`, $a x + b$ element by element for two Python floats (eager
+# mode only, so no fake), has no rule: the values are right, through the fallback.
+
+# %%
+@torch.library.custom_op("autograd_course::affine", mutates_args=())
+def affine(x: torch.Tensor, a: float, b: float) -> torch.Tensor:
+    """a * x + b, element by element."""
+    return a * x + b
+
+
+xs = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4), batch dim 0
+loop = torch.stack([affine(sample, 2.0, 1.0) for sample in xs.unbind(0)])
+print("vmap without a rule (the fallback):",
+      torch.equal(torch.vmap(affine, in_dims=(0, None, None))(xs, 2.0, 1.0), loop))
+
+
+# %% [markdown]
+# Now with a rule. Each sample's `x` arrives
 # stacked along `in_dims[0]`, wherever the caller put it; `a` and `b` are shared (`None`). An
 # element-wise operator does to each entry what it does to every other, so the whole batch can
 # go through one call as it is: no dimension moves, and the output's batch dimension is where
@@ -1333,6 +1204,148 @@ except RuntimeError as error:
 # operator and drops the rule registered on the old one (vmap falls back to the loop again).
 # Re-run the rule's cell too, or, better, keep an operator's registrations in the cell that
 # defines it, as the exercises do.
+
+# %% [markdown]
+# ### Softplus's slope: lesson 01 with $\beta$
+#
+# Exercise 2's derivative, live. Answer on paper first:
+#
+# 1. What is $ds/dx$? Count the factors of $\beta$.
+# 2. Which tensors could `setup_context` keep for backward (it sees `inputs` and `output`)? For
+#    each candidate, how does backward get the slope from it?
+# 3. At $\beta x = -40$, $s$ is about $4 \times 10^{-18}$. For each candidate, does backward's
+#    formula keep those digits there, in float64 and float32?
+#
+# **Check question 1:** work out $ds/dx$ at $x = 0.5$, $\beta = 4$, and write it into
+# `softplus_slope`.
+
+# %%
+### BEGIN WORKED
+softplus_slope = torch.sigmoid(torch.tensor(4 * 0.5, dtype=torch.float64)).item()
+### LEARNER
+softplus_slope = None  # your number: ds/dx at x = 0.5, beta = 4
+### END WORKED
+
+
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
+def check_softplus_slope() -> None:
+    """Your number for ds/dx at x = 0.5, beta = 4 against autograd's, with a question for each
+    usual slip."""
+    if softplus_slope is None:
+        print("Write your number for question 1 into softplus_slope first.")
+        return
+    def slope(f, at: float) -> float:
+        return torch.func.grad(f)(torch.tensor(at, dtype=torch.float64)).item()
+
+    truth = slope(lambda x: F.softplus(4 * x) / 4, 0.5)  # autograd's, through F.softplus
+    try:
+        mine = float(softplus_slope)
+    except (TypeError, ValueError, RuntimeError):  # a lambda, or a tensor of several numbers
+        print(f"✗ softplus_slope is a {type(softplus_slope).__name__}: write one number")
+        return
+    slips = [  # each computed by autograd from the slip itself
+        (slope(lambda z: F.softplus(z) / 4, 2.0),
+         "that is ds/dz at z = 2, the chain rule's first step: what is dz/dx?"),
+        (4 * truth, "one factor of β too many: what does the 1/β in front of the log do?"),
+        (slope(F.softplus, 0.5),
+         "that is the slope with β = 1: where does β sit inside the log?"),
+        (slope(lambda x: F.softplus(x) / 4, 0.5),
+         "at which z is the derivative of log(1 + e^z) taken here?"),
+        (F.softplus(torch.tensor(2.0, dtype=torch.float64)).item() / 4,
+         "that is s itself at x = 0.5: the value, not the slope"),
+        (slope(lambda x: F.softplus(4 * x) / 4, -0.5),
+         "that is the slope at x = -0.5: check the sign of z in d/dz log(1 + e^z)"),
+        (slope(torch.func.grad(F.softplus), 2.0),
+         "one derivative too many: what is d/dz log(1 + e^z) itself?"),
+    ]
+    near = lambda a, b: abs(a - b) <= 1e-3 * abs(b)  # noqa: E731 - four digits will do
+    if near(mine, truth):
+        print(f"✓ {mine:.4g}: autograd's ds/dx at x = 0.5, β = 4 is {truth:.6g}")
+        return
+    said = [question for value, question in slips if near(mine, value)]
+    print(f"✗ {said[0]}" if said else
+          f"✗ {mine:.4g} is not ds/dx at x = 0.5, β = 4: redo question 1 there by hand")
+
+
+check_softplus_slope()
+
+# %% [markdown]
+# **Check question 3 live:** write backward's slope two ways, from the input `x` and from the
+# output `s`, as you would compute it in backward. The cell after runs both in float64 and
+# float32 at a few $\beta x$, $-40$ among them, and prints what each gives (its relative error
+# in brackets) beside the true slope.
+# Which one backward uses is then yours to decide.
+
+# %%
+### BEGIN WORKED
+def slope_from_x(x, beta):  # sigma(beta x), no cancellation at any beta x
+    return torch.sigmoid(beta * x)
+
+
+def slope_from_s(s, beta):  # 1 - e^(-beta s), through expm1
+    return -torch.expm1(-beta * s)
+### LEARNER
+def slope_from_x(x, beta):
+    return None  # ds/dx from the input x (and beta) alone
+
+
+def slope_from_s(s, beta):
+    return None  # ds/dx from the output s (and beta) alone
+### END WORKED
+
+
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
+def check_slope_candidates() -> None:
+    """Each slope formula at beta * x = -40, -5, 0, 5 and 1000 (beta = 2), in float64 and
+    float32, against the true slope computed in float64: what each gives at each beta * x,
+    with its relative error in brackets; no verdict on which to keep."""
+    beta = 2.0
+    z = torch.tensor([-40.0, -5.0, 0.0, 5.0, 1000.0], dtype=torch.float64)
+    truth = torch.sigmoid(z)
+    for name, slope, needs in [("slope_from_x", slope_from_x, "x"),
+                               ("slope_from_s", slope_from_s, "s")]:
+        for dtype in (torch.float64, torch.float32):
+            x = (z / beta).to(dtype)
+            s = F.softplus(beta * x) / beta  # the output, as forward returns it in this dtype
+            try:
+                got = slope(x if needs == "x" else s, beta)
+            except Exception as error:  # noqa: BLE001 - shown, not raised: the lesson goes on
+                print(f"✗ {name} raised {type(error).__name__}: {error}")
+                break
+            if got is None:
+                print(f"{name}: write it first (it returns None)")
+                break
+            got = torch.as_tensor(got).to(torch.float64)
+            if got.shape != z.shape:
+                print(f"✗ {name} gives shape {tuple(got.shape)} for {needs} of shape "
+                      f"{tuple(z.shape)}: one slope per element")
+                break
+            error = ((got - truth).abs() / truth).tolist()
+            at = ", ".join(f"{zi:g}: {gi:.4g} ({ei:.1g})"
+                           for zi, gi, ei in zip(z.tolist(), got.tolist(), error))
+            print(f"{name:<12} {str(dtype).removeprefix('torch.'):<7}  {at}")
+    print(f"{'true slope':<20}  " + ", ".join(f"{zi:g}: {ti:.4g}"
+                                             for zi, ti in zip(z.tolist(), truth.tolist())))
+
+
+check_slope_candidates()
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b> (questions 1 and 2)</summary>
+#
+# Write $s = u(z) / \beta$ with $u(z) = \log(1 + e^{z})$: what is $du/dz$, and $dz/dx$? Can the
+# slope be written from $s$ alone: what is $e^{\beta s}$ in terms of $z$? If you differentiate
+# the stable form term by term: what is the slope at $z = 0$ exactly? At $x = 1$, $\beta = 2$,
+# $s = 1.06346$; at $x = 400$, $s = 400$, finite.
+# </details>
+#
+# <details><summary><b>Hint 2</b> (question 3)</summary>
+#
+# At $x = -25$, $\beta = 2$: $s = 9.6437 \times 10^{-23}$, and the slope is $1.9287 \times
+# 10^{-22}$. Evaluate each candidate formula there one operation at a time: which step forms a
+# number near 1, and how many digits of $10^{-22}$ survive it?
+# </details>
+
 
 # %% [markdown]
 # ### Fine print: `softplus`'s tails

@@ -28,6 +28,8 @@ SQUARED_NORM_CLAUSES = (
             'squared_norm/out-dims-is-in-dims':
                 "an element-wise rule's out_dims: the input's batch dim returned as the output's",
             'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0',
+            'squared_norm/negative-dim-not-shifted':
+                'batch dim left in place, a negative dim passed on unchanged',
             'squared_norm/transposed-batch-dim':
                 'the rule swaps the batch dim to the front with transpose(0, b)',
             'squared_norm/rule-splits-batch':
@@ -157,7 +159,9 @@ LSE_CLAUSES = (
            {'LogSumExp/second-derivative-lost':
                 'the softmax computed in setup_context and saved; dim made non-negative',
             'LogSumExp/second-derivative-wrong':
-                'backward reads the weights from the saved output detached'}),
+                'backward reads the weights from the saved output detached',
+            'LogSumExp/backward-detaches':
+                "backward's weights from torch.softmax(x.detach(), dim)"}),
 )
 LSE_RULES = {
     "values": {'LogSumExp/wrong-output-shape':

@@ -31,17 +31,17 @@ def check_beta_slips(got, expected, without_beta, beta) -> None:
         raise GradingError(
             "softplus's gradient is beta times too large at every x: count the betas in "
             "d/dx (1/beta) softplus(beta * x) again; at x = 0.5, beta = 4 the slope is 0.88080 "
-            "(the number the live check of question 1 before Exercise 2 accepts)",
+            "(the number the live check of softplus's slope after the Summary accepts)",
             mistake="softplus/extra-beta-factor")
     if _close(got, expected / beta) and not _close(got, expected):
         raise GradingError(
             "softplus's gradient is beta times too small at every x: count the betas in "
             "d/dx (1/beta) softplus(beta * x) again, the chain rule through beta * x included; "
-            "at x = 0.5, beta = 4 the slope is 0.88080 (the number the live check of question 1 "
-            "before Exercise 2 accepts)", mistake="softplus/missing-inner-beta")
+            "at x = 0.5, beta = 4 the slope is 0.88080 (the number the live check of "
+            "softplus's slope after the Summary accepts)", mistake="softplus/missing-inner-beta")
     if _close(got, without_beta) and not _close(got, expected):
         raise GradingError(
             "softplus's gradient is the slope for beta = 1 at every x: beta has dropped out of "
             "the derivative; at x = 0.5, beta = 4 the slope is 0.88080, not 0.62246 (the number "
-            "the live check of question 1 before Exercise 2 accepts)",
+            "the live check of softplus's slope after the Summary accepts)",
             mistake="softplus/forgets-beta-in-sigmoid")

@@ -1,6 +1,8 @@
 """Lesson 08: LogSumExp's backward differentiated once more (create_graph=True), against
 torch.logsumexp's second derivative."""
 
+import inspect
+
 import torch
 
 from ...checks import case
@@ -27,18 +29,27 @@ def check_lse_second_derivative(function, device) -> None:
         with case(f"a second derivative: x of shape {shape}{layout}, dim={dim}, backward run "
                   "with create_graph=True, then differentiated along a random direction"):
             try:
-                first, = torch.autograd.grad(function.apply(x, dim), x, v, create_graph=True)
+                out = function.apply(x, dim)
+                first, = torch.autograd.grad(out, x, v, create_graph=True)
             except Exception as error:
                 raise _transform_error("backward", error, {"x": x, "dim": dim}) from error
+            if not first.requires_grad and _saved_all_traced(out):
+                raise GradingError(
+                    "LogSumExp's backward cannot be differentiated again: run with "
+                    "create_graph=True (a second derivative, as in lesson 04), its gradient for "
+                    "x has no graph back to x, although every tensor setup_context saved has "
+                    f"one (x or the output): backward itself cuts the graph{_cut(function)}, so "
+                    "autograd takes the gradient for a constant",
+                    mistake="LogSumExp/backward-detaches")
             if not first.requires_grad:
                 raise GradingError(
                     "LogSumExp's backward cannot be differentiated again: run with "
                     "create_graph=True (a second derivative, as in lesson 04), its gradient for "
-                    "x has no graph back to x, so autograd takes it for a constant and the "
-                    "second derivative comes out 0; forward and setup_context record no graph, "
-                    "so a tensor computed there (the weights themselves?) is a constant to "
-                    "autograd: which tensors could setup_context keep that autograd can trace "
-                    "back to x, for backward to compute its weights from?",
+                    "x has no graph back to x, so autograd takes it for a constant; forward "
+                    "and setup_context record no graph, so a tensor computed there (the "
+                    "weights themselves?), or saved detached, is a constant to autograd: which "
+                    "tensors could setup_context keep that autograd can trace back to x, for "
+                    "backward to compute its weights from?",
                     mistake="LogSumExp/second-derivative-lost")
             try:
                 got, = torch.autograd.grad(first, x, u, allow_unused=True)
@@ -61,3 +72,27 @@ def check_lse_second_derivative(function, device) -> None:
                     "forward or setup_context, or detached), so autograd misses how it moves "
                     "with x", f"got {got.detach()}, expected {want}",
                     mistake="LogSumExp/second-derivative-wrong")
+
+
+def _saved_all_traced(out) -> bool:
+    """Did setup_context save only tensors autograd traces back to x (x or the output as
+    given, not detached, not computed in forward or setup_context)? False where the saved
+    tensors cannot be read from the output's grad_fn."""
+    try:
+        saved = out.grad_fn.saved_tensors
+    except (AttributeError, RuntimeError):
+        return False
+    return bool(saved) and all(t is None or t.requires_grad for t in saved)
+
+
+def _cut(function) -> str:
+    """Where backward's source cuts the graph, quoted: its first line with .detach() or .data,
+    or a general pointer when none is there."""
+    try:
+        lines = inspect.getsource(function.backward).splitlines()
+    except (OSError, TypeError):
+        lines = []
+    for line in lines:
+        if ".detach()" in line or ".data" in line or "no_grad" in line:
+            return f" (`{line.strip()}`)"
+    return " (a .detach(), .data or torch.no_grad() on what it computes its weights from?)"

@@ -166,6 +166,6 @@ def _tangent_dtype_error(got: torch.dtype, dtype: torch.dtype, where: str) -> Gr
         f"LogSumExp.jvp returned a tangent in {_name(got)} for a {_name(dtype)} x: nothing "
         f"casts a tangent back, so torch.func.jvp and forward_ad hand the caller {_name(got)} "
         f"where torch.logsumexp's tangent is {_name(dtype)} ({lost}); a tangent has its "
-        f"input's dtype, as a gradient does (compute wider if you like, and cast back before "
-        f"jvp returns) {rule_reference('gradients')}",
+        f"output's dtype, {_name(dtype)} here, as a gradient has its input's "
+        f"{rule_reference('gradients')}",
         f"{where}: jvp returned {_name(got)}", mistake="LogSumExp/wrong-tangent-dtype")

@@ -132,6 +132,31 @@ def _assumes_batch_dim_first(got, batch, dim: int) -> bool:
     return _matches(got, SQUARED_NORM.reference(batch, dim + 1 if dim >= 0 else dim))
 
 
+def _negative_dim_unchanged(batch, b: int, wrong, shown: str) -> None:
+    """Raise when exactly the negative dims that name a sample's dim before the batch dim are
+    wrong, every result predictable there being what a rule gives that leaves the batch dim in
+    place and passes a negative dim on unchanged (it then names the batched x's dim one
+    further on, the batch dim itself where that is next)."""
+    n = batch.dim()
+    before = {dim for dim in range(-(n - 1), 0) if dim % (n - 1) < b}
+    if not before or {dim for dim, _, _ in wrong} != before:
+        return
+    for dim, got, _ in wrong:
+        reduced = dim % n
+        if reduced != b and not (isinstance(got, torch.Tensor) and _matches(
+                got, SQUARED_NORM.reference(batch, reduced).movedim(b - (reduced < b), 0))):
+            return
+    dim = min(before)
+    what = "the batch dim itself" if dim % n == b else "another dim of a sample"
+    raise GradingError(
+        f"squared_norm under torch.vmap is right for every dim >= 0 but wrong for dim={dim} "
+        f"with {shown}, as for every negative dim that names a sample's dim before the batch "
+        f"dim: counted from the end of the batched x, that sample's dim is at {dim - 1}, not "
+        f"{dim}, since the batch dim comes after it; dim={dim} passed on unchanged names dim "
+        f"{dim % n} of the batched x, {what}",
+        mistake="squared_norm/negative-dim-not-shifted")
+
+
 def _transposed(batch, position: int, dim: int, q: int):
     """What vmap returns from a rule that swaps x's batch dim with dim q by transpose (not
     movedim) and then counts a sample's dim as if the other dims kept their order."""
@@ -212,6 +237,7 @@ def _vmap_at(squared_norm, samples, position: int) -> None:
             f"reduces the batch dim itself; a sample's dim d is d + 1 of the batched x when "
             f"d >= the batch dim's place (>=, not >), and d when it comes before",
             mistake="squared_norm/dim-not-shifted")
+    _negative_dim_unchanged(batch, b, wrong, shown)
     for q in _placements(position, n):
         if q % n == n - 1 and position % n == n - 1:
             continue  # batch last, reported last: right

@@ -544,3 +544,14 @@ MISTAKES += [
                         "        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
                         ".sum(ctx.dim).float()"))),
 ]
+
+# review s80's W9: the weights recomputed in backward from x.detach(): every saved tensor has
+# its graph, so backward itself cut it (the message named forward and setup_context before)
+MISTAKES += [
+    Mistake("LogSumExp", "backward's weights from torch.softmax(x.detach(), dim)",
+            "backward itself cuts the graph (`p = torch.softmax(x.detach(), ctx.dim)`)",
+            _edit(LSE, ("        return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze("
+                        "ctx.dim)).exp(), None",
+                        "        p = torch.softmax(x.detach(), ctx.dim)\n"
+                        "        return grad_output.unsqueeze(ctx.dim) * p, None"))),
+]

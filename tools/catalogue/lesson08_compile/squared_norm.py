@@ -418,3 +418,16 @@ MISTAKES += [
                                  "    return 2 * x.double() * grad_output.double().unsqueeze("
                                  "ctx.dim), None"))),
 ]
+
+# review s80's N4: the batch dim left in place, a non-negative dim counted past it, a negative
+# dim passed on unchanged (right only after movedim(b, 0)); out_dims counted right. It was
+# named as a rule that assumes the batch dim at 0, which it is not
+MISTAKES += [
+    Mistake("squared_norm", "batch dim left in place, a negative dim passed on unchanged",
+            "squared_norm under torch.vmap is right for every dim >= 0 but wrong for dim=-3",
+            _edit(SQUARED_NORM, (_SN_RULE, "    d = dim if dim < 0 else (dim + 1 if dim >= x_bdim "
+                                 "else dim)\n"
+                                 "    reduced = d % x.dim()\n"
+                                 "    return squared_norm(x, d), x_bdim if x_bdim < reduced "
+                                 "else x_bdim - 1"))),
+]
