@@ -282,7 +282,7 @@ report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 # exercise's own contract:
 #
 # - Between the passes forward keeps only $Q$, $K$, $V$, the mask and the output as given, and at most two numbers per query row, of shape `(..., Lq)` or `(..., Lq, 1)`, in the inputs' dtype or wider.
-# - Backward takes no maximum and no sum along a row of scores beyond Exercise 1's $\operatorname{rowsum}(dP \odot P)$.
+# - Backward rebuilds $P$ from what forward kept, taking no new row maximum and no new normalising sum ($\operatorname{rowsum}(dP \odot P)$ from that $P$ is fine).
 # - Right at scores of any size a model meets, far beyond where $e^s$ overflows.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
 #

@@ -79,8 +79,8 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L",
             M_ + "row-statistic-misshapen": "L squeezed of every dimension of size 1",
             M_ + "saves-expanded-row-statistic": "L saved expanded to the scores' shape"}),
-    Clause("Backward takes no maximum and no sum along a row of scores beyond Exercise 1's "
-           "$\\operatorname{rowsum}(dP \\odot P)$.",
+    Clause("Backward rebuilds $P$ from what forward kept, taking no new row maximum and no new "
+           "normalising sum ($\\operatorname{rowsum}(dP \\odot P)$ from that $P$ is fine).",
            {M_ + "recomputes-softmax-without-lse":
                 "backward calls softmax again, ignoring the saved log-sum-exp",
             M_ + "renormalises-recomputed-probabilities":
