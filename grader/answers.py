@@ -9,8 +9,8 @@ such a notebook has a status and a reason and reaches the list of notebooks wort
 import ast
 import re
 
-from .faults import Fault
-from .notebook_format import grade_id
+from .faults import CELL_ERROR, Fault
+from .notebook_format import cell_label, grade_id, is_test_cell, skipped_when_grading
 
 
 def answer_faults(notebook, reference: dict) -> list[Fault]:
@@ -86,4 +86,38 @@ def answer_error_faults(notebook, faults=()) -> list[Fault]:
                            f"{error.get('ename', 'an error')}{': ' + said if said else ''}{at}: "
                            "the rest of it did not run, so the tests of what it left undefined "
                            "scored 0", name))
+    return found
+
+
+def cell_error_notes(notebook, faults=(), released_demos: list[str] | None = None) -> list[Fault]:
+    """A routine ``cell-error`` note for each cell the learner wrote (neither an answer nor a
+    test, and not one of the released notebook's own cells, ``released_demos``: a lesson's cell
+    that raises on purpose is not theirs) that stopped with an error under grading, not one a
+    fault of the run already names (a time limit, a dead kernel): its label, the error, and
+    whether anything graded reads what it sets (``needed_cells``). Scores are as the tests gave
+    them; the note only says what the learner's feedback page shows as a traceback."""
+    from .needed_cells import unneeded_cells
+
+    named = {fault.cell for fault in faults if fault.cell}
+    released = set(released_demos or ())
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        if (cell.cell_type != "code" or grade_id(cell) and (
+                is_test_cell(cell) or cell.metadata.get("nbgrader", {}).get("solution"))
+                or skipped_when_grading(cell) or cell.source in released
+                or (released_demos is None and cell.metadata.get("nbgrader", {}).get("locked"))):
+            continue
+        errors = [output for output in cell.get("outputs", [])
+                  if output.get("output_type") == "error"]
+        label = cell_label(notebook.cells, index)
+        if not errors or label in named:
+            continue
+        error = errors[-1]
+        said = (str(error.get("evalue", "")).strip().splitlines() or [""])[0][:120]
+        unused = index in unneeded_cells(notebook, [cell.source])
+        found.append(Fault(CELL_ERROR, f"note: {label} raised {error.get('ename', 'an error')}"
+                           f"{': ' + said if said else ''} ("
+                           + ("nothing graded uses what it sets" if unused else
+                              "graded cells may use what it sets: their tests say how they "
+                              "went") + ")", label))
     return found

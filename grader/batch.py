@@ -18,7 +18,8 @@ import nbformat
 
 from . import manual, one_line, sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
-from .faults import NOTES, SEVERITY, Fault, added_note_line, from_dicts, own_status, reason_of
+from .faults import (CELL_ERROR, NOTES, SEVERITY, Fault, added_note_line, from_dicts, own_status,
+                     reason_of)
 from .feedback import status_cell
 from .notebook_format import quiet_notebook_warnings
 from .gradebook import GradebookWriter, lesson_references, placeholder, score_line
@@ -49,6 +50,7 @@ class Summary:
     unchanged: dict = field(default_factory=dict)  # statuses the skipped kept from their grading
     flagged: list = field(default_factory=list)  # (student, lesson, notebook, status, reason)
     noted: list = field(default_factory=list)  # (student, lesson, notebook, note kind, cell)
+    cell_notes: list = field(default_factory=list)  # (student, lesson, notebook, message)
     outvoted: list = field(default_factory=list)  # lines: points by hand over changed automatic
     sandbox: str = ""
     timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
@@ -68,7 +70,8 @@ class Summary:
         ``expected`` statuses): who, which, its status and reason."""
         notes: dict[tuple[str, str], set] = {}
         for student, lesson, name, kind, cell in self.noted:
-            notes.setdefault((lesson, kind), set()).add((cell, student, name))
+            if kind != CELL_ERROR:  # each has a line of its own, below
+                notes.setdefault((lesson, kind), set()).add((cell, student, name))
         lines = []
         for (lesson, kind), where in sorted(notes.items()):
             cells = sorted({cell for cell, _, _ in where})
@@ -81,7 +84,11 @@ class Summary:
         if len(flagged) > shown:
             flagged[shown:] = [f"  ... and {len(flagged) - shown} more: `make grades` lists "
                                "them"]
-        return "\n".join(lines + self.outvoted + flagged)
+        said = [f"  {student} {lesson}/{name}: {one_line.reason(message)}"
+                for student, lesson, name, message in sorted(self.cell_notes)]
+        if len(said) > shown:
+            said[shown:] = [f"  ... and {len(said) - shown} more notes: `make grades` lists them"]
+        return "\n".join(lines + self.outvoted + flagged + said)
 
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
@@ -218,12 +225,19 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
     summary.noted += [(student, lesson, name, fault.kind, fault.cell)
                       for name, faults in per_notebook.items() for fault in faults
                       if fault.kind in NOTES]
+    summary.cell_notes += [(student, lesson, name, fault.message)
+                           for name, faults in per_notebook.items() for fault in faults
+                           if fault.kind == CELL_ERROR]
     status = _own_status([fault for faults in per_notebook.values() for fault in faults])
     ledger.record(student, lesson, {"digest": job["digest"], "status": status,
                                     "notebooks": notebooks, "seconds": result.get("seconds", 0),
                                     "graded_at": time.strftime("%Y-%m-%d %H:%M:%S")})
     summary.statuses[status] = summary.statuses.get(status, 0) + 1
-    return status if error else scored + ("" if status == "ok" else f", {status}")
+    notes = [fault.message for faults in per_notebook.values() for fault in faults
+             if fault.kind == CELL_ERROR]  # the learner's own cell raised: said as it is graded
+    return status if error else scored + ("" if status == "ok" else f", {status}") + "".join(
+        f", {one_line.reason(note)}" for note in notes[:1]) + (
+        f" (and {len(notes) - 1} more notes)" if len(notes) > 1 else "")
 
 
 def _counted(statuses: dict) -> str:

@@ -26,7 +26,7 @@ from traitlets import Bool, Integer, Unicode, default
 from autograder.verdict import VERDICT_MIME
 
 from . import sandbox
-from .answers import answer_error_faults
+from .answers import answer_error_faults, cell_error_notes
 from .faults import ADDED_LATER, Fault
 from .intake import files_beside, read_files
 from .kernel_session import KernelSession
@@ -139,6 +139,7 @@ class SealedExecute(Execute):
                  (given.items() if isinstance(given, dict) else dict.fromkeys(given, "").items())]
         verdicts = apply_verdicts(self.nb, key, self.run.faults + added)
         self.run.faults += answer_error_faults(self.nb, self.run.faults)
+        self.run.faults += cell_error_notes(self.nb, self.run.faults, demos)
         info = self.resources.setdefault("autograder", {})
         info["verdicts"] = verdicts
         info["faults"] = [fault.to_dict() for fault in dict.fromkeys(self.run.faults)]

@@ -43,6 +43,8 @@ STATUSES = {
     "added-test-cell": "a test cell was added to the lesson after this notebook was handed in; "
                        "it was put in after its answer (the stub, not answered, for an exercise "
                        "added with it) and graded",
+    "cell-error": "a cell the learner wrote (neither an answer nor a test) stopped with an "
+                  "error under grading; a note: the scores are as the tests gave them",
     "ok": "graded normally",
 }
 SEVERITY = {status: rank for rank, status in enumerate(STATUSES)}
@@ -50,7 +52,10 @@ RETRIED = {"grader-error"}
 # Routine, nothing the learner did: `make grades` gives such a notebook the status of its other
 # faults ("ok" when it has none), keeps the note in its reason, and counts the notes per lesson.
 ADDED_LATER = "added-test-cell"  # a notebook handed in before a test cell existed
-NOTES = {ADDED_LATER}
+# A cell the learner wrote that raised under grading (an `import torchviz` grading lacks): a
+# note with its own line per notebook, as the learner's feedback shows its traceback anyway
+CELL_ERROR = "cell-error"
+NOTES = {ADDED_LATER, CELL_ERROR}
 # How an added-test-cell note says that grading also put in the answer cell of the test's
 # exercise, which the notebook never had (an exercise added with the test): only then is the
 # test's failure on that stub "handed in before" (``put_in_answer``); a test added later that

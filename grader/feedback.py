@@ -52,6 +52,9 @@ FOR_LEARNERS = {
     "renamed-notebook": "your notebook had another name: it was graded as this lesson's",
     "added-test-cell": "a test was added to the lesson after you handed it in: it was graded "
                        "too",
+    "cell-error": "a cell you wrote (neither an answer nor a test) stopped with an error when "
+                  "it was graded; its error is shown under it, and your points are as the tests "
+                  "gave them",
 }
 
 # How a learner's line names the cells a fault touched, where " (cells)" would not say enough.

@@ -11,7 +11,8 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from . import one_line
 from .gradebook import db_url
-from .faults import NOTES, SEVERITY, added_note_line, from_dicts, own_status, reason_of
+from .faults import (ADDED_LATER, CELL_ERROR, NOTES, SEVERITY, added_note_line, from_dicts,
+                     own_status, reason_of)
 from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
@@ -74,6 +75,8 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                     faults = from_dicts((noted or {}).get("faults", []))
                     row[NOTED] = [(fault.kind, fault.cell) for fault in faults
                                   if fault.kind in NOTES]
+                    row[CELL_NOTES] = [fault.message for fault in faults
+                                       if fault.kind == CELL_ERROR]
                     if row[NOTED]:  # the summary's line of a notebook leaves them to theirs
                         row[FAULTS_SAID] = reason_of([fault for fault in faults
                                                       if fault.kind not in NOTES])
@@ -117,6 +120,7 @@ def kept_rows(output: Path, lessons: list[str]) -> list[dict]:
 
 NOTED = "_notes"  # a row's routine notes, (kind, cell): not a column of the CSV
 FAULTS_SAID = "_faults"  # its reason less those notes, where it has any: not a column either
+CELL_NOTES = "_cell_notes"  # its cell-error notes' messages, each said on a line of its own
 
 
 def _status(noted: dict | None) -> str:
@@ -170,12 +174,14 @@ def status_report(rows: list[dict], only: list[str] | None = None) -> str:
     notes: dict[tuple[str, str], set] = {}
     for row in rows:
         for kind, cell in row.get(NOTED, ()):
+            if kind == CELL_ERROR:  # a line per notebook, below
+                continue
             notes.setdefault((row["assignment"], kind), set()).add((cell, row["student_id"],
                                                                     row["notebook"]))
     for (lesson, kind), where in sorted(notes.items()):
         cells = sorted({cell for cell, _, _ in where})
         count = len({(student, notebook) for _, student, notebook in where})
-        lines.append(added_note_line(lesson, cells, count) if kind == "added-test-cell"
+        lines.append(added_note_line(lesson, cells, count) if kind == ADDED_LATER
                      else f"{lesson}: {kind} in {count} notebooks")
     flagged = sorted((row for row in rows if row["status"] not in QUIET),
                      key=lambda row: SEVERITY.get(row["status"], -1))
@@ -186,4 +192,8 @@ def status_report(rows: list[dict], only: list[str] | None = None) -> str:
     if len(flagged) > SHOWN:
         lines.append(f"  ... and {len(flagged) - SHOWN} more: see the status and reason columns "
                      "of grades.csv")
+    said = [f"  {row['student_id']} {row['assignment']}/{row['notebook']}: "
+            f"{one_line.reason(message)}" for row in rows for message in row.get(CELL_NOTES, ())]
+    lines += said[:SHOWN] + ([f"  ... and {len(said) - SHOWN} more notes: see the reason column "
+                              "of grades.csv"] if len(said) > SHOWN else [])
     return "\n".join(lines)
