@@ -1,7 +1,7 @@
 """Rule 6 of the Function contract: after forward, and after backward, the caller's world is as
 the op itself leaves it.
 
-- grad mode and the default dtype as they were;
+- grad mode and the default dtype as they were (grad mode also from off, for a plain function);
 - the random number generators (the CPU one, and CUDA's where the inputs are on a GPU) where the
   reference leaves them from the same start: an op that draws random numbers (a dropout inside
   a checkpointed block) advances them as the reference does, and one that replays them to
@@ -175,6 +175,8 @@ def check_caller_state(domain: Domain, function, device: torch.device) -> None:
         with varied(modules, parameters), torch.random.fork_rng(devices=cuda), restored():
             _left_as_given(domain, function, fresh_leaves(typed), modules, parameters,
                            f"one call at {str(dtype).removeprefix('torch.')} inputs")
+    if getattr(function, "plain", None) is not None:
+        _grad_mode_left_off(name, function.plain, values, cuda)
     moved = [what for what in expected if not _same(expected[what], got[what])]
     if moved:
         raise GradingError(
@@ -183,6 +185,24 @@ def check_caller_state(domain: Domain, function, device: torch.device) -> None:
             f"yours): it draws random numbers the op does not draw, or does not put back a "
             f"state it replayed {rule_reference('caller')}",
             mistake=f"{name}/moves-random-state")
+
+
+def _grad_mode_left_off(name: str, plain, values: dict, cuda: list) -> None:
+    """One call of a plain function under torch.no_grad(): grad mode still off after it. The
+    calls above run under enable_grad, where a call that switches it on changes nothing, and a
+    Function's apply puts it back itself."""
+    with torch.random.fork_rng(devices=cuda), restored(), torch.no_grad():
+        try:
+            plain(*fresh_leaves(values).values())
+        except Exception:  # noqa: BLE001 - this call looks at grad mode only
+            return
+        left_on = torch.is_grad_enabled()
+    if left_on:
+        raise GradingError(
+            f"{name}, called under torch.no_grad(), returned with grad mode on "
+            f"(torch.is_grad_enabled() True after it): it switched grad mode on for its caller "
+            f"and did not put it back, so the caller's next ops record a graph "
+            f"{rule_reference('caller')}", mistake=f"{name}/changes-caller-state")
 
 
 def _left_as_given(domain: Domain, function, inputs: dict, modules: dict, parameters: dict,

@@ -220,10 +220,12 @@ class Domain:
 
 
 class Operator:
-    """A custom operator (or a plain function) seen through the ``.apply`` the checks call."""
+    """A custom operator (or a plain function) seen through the ``.apply`` the checks call;
+    ``plain``: the learner's own plain function, where ``function`` wraps it (rule 6's grad mode
+    is checked on it, which no ``apply`` restores)."""
 
-    def __init__(self, function):
-        self.function = function
+    def __init__(self, function, plain=None):
+        self.function, self.plain = function, plain
         self.__name__ = getattr(function, "__name__", type(function).__name__)
 
     def apply(self, *args):

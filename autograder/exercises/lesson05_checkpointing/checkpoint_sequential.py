@@ -330,7 +330,7 @@ def _through_backward(checkpoint_sequential) -> Operator:
     """Graded through .backward(), as checkpointing is used (checkpoint_blocks.ThroughBackward)."""
     _must_be_callable(checkpoint_sequential)
     operator = Operator(lambda layers, segments, x: ThroughBackward.apply(
-        checkpoint_sequential, None, layers, segments, x))
+        checkpoint_sequential, None, layers, segments, x), plain=checkpoint_sequential)
     operator.__name__ = SEQUENTIAL
     return operator
 

@@ -249,15 +249,21 @@ def check_late_requires_grad(CheckpointFunction, device) -> None:
     """Rule 2 with the Function's own arguments: a alone requires grad when forward runs, and
     b.requires_grad_() is called before backward. The fresh leaf rebuilt for b must not
     require grad (ctx.needs_input_grad fixed it at forward): a leaf made from the saved
-    tensor's requires_grad gives b a gradient nobody asked for, computed for nothing."""
+    tensor's requires_grad gives b a gradient nobody asked for, computed for nothing; and the
+    caller's b keeps no .grad (a recomputation on b itself, not on a leaf, writes one)."""
     function = check_is_function(CheckpointFunction, CHECKPOINT)
     values = {"run_fn": _two_inputs, "a": sample((3, 4), device, seed=13),
               "b": sample((3, 4), device, seed=14)}
     typical = returned_gradients(function, values, {"a"})
     if typical is None or typical["b"] is not None:
         return  # the battery's other checks name what went wrong there
-    late = returned_gradients(function, values, {"a"},
-                              after_forward=lambda inputs: inputs["b"].requires_grad_(True))
+    caller = {}  # the caller's b: a recomputation on it, not on a leaf of its own, writes b.grad
+
+    def late_call(inputs):
+        caller.update(inputs)
+        inputs["b"].requires_grad_(True)
+
+    late = returned_gradients(function, values, {"a"}, after_forward=late_call)
     if late is not None and late["b"] is not None:
         raise GradingError(
             "CheckpointFunction.backward returned a gradient for b when b.requires_grad_() was "
@@ -266,6 +272,13 @@ def check_late_requires_grad(CheckpointFunction, device) -> None:
             "required grad, decided at backward time from the saved tensor; where does backward "
             "read which arguments needed a gradient when forward ran? "
             f"{rule_reference('gradients')}", mistake="CheckpointFunction/reads-requires-grad")
+    if late is not None and caller["b"].grad is not None:
+        raise GradingError(
+            "CheckpointFunction's backward wrote the caller's b.grad when b.requires_grad_() was "
+            "called after forward (with run_fn(a, b) = tanh(a) * b + a * a, only a requiring "
+            "grad when forward ran), where a plain run and torch's checkpoint leave it None: it "
+            "recomputed run_fn on b itself, the caller's tensor, so the graph it rebuilt ran on "
+            "into b", mistake="CheckpointFunction/recomputes-on-saved-tensors")
 
 
 EXERCISES = [

@@ -9,6 +9,7 @@ from torch import nn
 from ...checks import case
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...exercise import sample
 from .argument_probes import check_ignored_gets_none
 from .checkpoint_blocks import WIDTH, _linear, learner_raised, parameters_of
@@ -16,6 +17,13 @@ from .checkpoint_blocks import WIDTH, _linear, learner_raised, parameters_of
 
 def _check_untouched(who: str, frozen: nn.Module, mistake: str) -> None:
     for name, parameter in parameters_of(frozen).items():
+        if parameter.grad is not None and parameter.requires_grad:  # it was frozen: unfrozen
+            raise GradingError(
+                f"{who} unfroze the frozen parameter {name} (requires_grad False before the "
+                "call, True after it) and gave it a .grad: something it ran set requires_grad "
+                "to True on the caller's frozen parameters (a module's requires_grad_(True) sets "
+                f"every one of them), where a plain run leaves them frozen "
+                f"{rule_reference('caller')}", mistake=f"{who}/changes-caller-state")
         if parameter.grad is not None:
             raise GradingError(
                 f"{who} gave the frozen parameter {name} (requires_grad=False) a .grad: a plain "

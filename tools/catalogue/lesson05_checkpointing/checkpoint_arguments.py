@@ -131,4 +131,19 @@ class CheckpointFunction(torch.autograd.Function):
                 + RESTORE + "        if output.requires_grad:\n"
                 "            torch.autograd.backward(output, grad_output)\n"
                 f"        return {GRADS}")),
+    # a fresh leaf only where ctx.needs_input_grad asks; any other argument passed to run_fn as
+    # saved ("it required no grad at forward, so it links to no graph"): once the caller calls
+    # b.requires_grad_() after forward, the recomputation's graph runs into b and writes b.grad,
+    # which a plain run and torch's checkpoint leave None (review 80, wc12)
+    Mistake("CheckpointFunction", "a fresh leaf only where needs_input_grad, the others as saved",
+            "CheckpointFunction's backward wrote the caller's b.grad", _checkpoint(
+                "        saved = iter(ctx.saved_tensors)\n"
+                "        args = [(next(saved).detach().requires_grad_() if needs\n"
+                "                 else next(saved)) if t else o\n"
+                "                for t, o, needs in zip(ctx.is_tensor, ctx.others,\n"
+                "                                       ctx.needs_input_grad[1:])]\n"
+                + RESTORE + "        if output.requires_grad:\n"
+                "            torch.autograd.backward(output, grad_output)\n"
+                "        return (None, *(a.grad if needs else None\n"
+                "                        for a, needs in zip(args, ctx.needs_input_grad[1:])))")),
 ]

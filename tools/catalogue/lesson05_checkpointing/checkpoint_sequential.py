@@ -753,3 +753,10 @@ MISTAKES.append(Mistake(
     "rebuilt output has a grad_fn", "calls your CheckpointFunction, which fails its own check",
     edit(_sequential(SPLIT), ("        if output.requires_grad:\n",
                               "        if output.grad_fn is not None:\n"))))
+
+# grad mode switched on "because checkpointing needs autograd" and never put back: under the
+# caller's torch.no_grad() every later op records a graph (review 80, ws1; rule 6)
+MISTAKES.append(Mistake(
+    "checkpoint_sequential", "torch.set_grad_enabled(True) at the top, never put back",
+    "called under torch.no_grad(), returned with grad mode on",
+    _sequential("    torch.set_grad_enabled(True)\n" + SPLIT)))

@@ -516,3 +516,12 @@ MISTAKES.append(Mistake(
     "ReversibleCoupling", "rebuilt outputs kept on ctx",
     "ReversibleCoupling's backward stores a tensor as ctx.rebuilt[0]",
     _coupling(INVERT + RECOMPUTE + "        ctx.rebuilt = (z1, z2)\n" + RIGHT + RETURN)))
+
+# f's and g's parameters switched off for the inversion and on again after it: the caller's
+# frozen ones are unfrozen and get a .grad (review 80, wr3; rule 6)
+MISTAKES.append(Mistake(
+    "ReversibleCoupling", "requires_grad_(False) on f and g for the inversion, (True) after",
+    "ReversibleCoupling unfroze the frozen parameter weight",
+    _coupling("        ctx.f.requires_grad_(False)\n        ctx.g.requires_grad_(False)\n"
+              + INVERT + "        ctx.f.requires_grad_(True)\n        ctx.g.requires_grad_(True)\n"
+              + RECOMPUTE + RIGHT + RETURN)))
