@@ -2,14 +2,17 @@
 ``configure(get_config())``."""
 
 import warnings
+from pathlib import Path
 
+import nbgrader
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
                                     DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
                                     OverwriteKernelspec, SaveAutoGrades)
 
 from .execute import SealedExecute
-from .feedback import FeedbackHTMLExporter, FeedbackSummary, HideHiddenTests, LearnerStatus
+from .feedback import (FeedbackHTMLExporter, FeedbackSummary, HideHiddenTests, LearnerStatus,
+                       NumberlessTracebacks)
 from .notebook_format import CODE_STUB
 from .overwrite_cells import OverwriteCells
 from .settings import Settings
@@ -31,6 +34,16 @@ def quiet_gradebook() -> None:
     warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api")
 
 
+FEEDBACK_TEMPLATE = "course_feedback"
+_FORMGRADER = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+
+
+def feedback_template_dirs() -> list[str]:
+    """Where the feedback page's templates are: the course's, then nbgrader's own (which
+    GenerateFeedback names when nothing else is configured)."""
+    return [str(Path(__file__).parent / "templates"), str(_FORMGRADER / "templates")]
+
+
 def configure(c) -> None:
     """Set nbgrader's options for this course on the config object ``c`` (every nbgrader
     command run in a course root comes here, through its nbgrader_config.py)."""
@@ -49,10 +62,22 @@ def configure(c) -> None:
     # A test cell the learner deleted is put back (after its answer) and graded.
     c.OverwriteCells.add_missing_cells = True
     # Feedback: per test its name, points and hint; never the hidden tests' source.
-    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, LearnerStatus,
-                                        FeedbackSummary, CSSHTMLHeaderPreprocessor]
+    # A learner's traceback names no cell by IPython's number ("Cell In[2]": NumberlessTracebacks).
+    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, NumberlessTracebacks,
+                                        LearnerStatus, FeedbackSummary, CSSHTMLHeaderPreprocessor]
     # nbconvert's HTML export without its BeautifulSoup round trip: half of each page's time
     c.GenerateFeedback.exporter_class = FeedbackHTMLExporter
+    # nbgrader's feedback template, less its unnamed "Test cell (Score ...)" list, which the
+    # table of graded tests replaces (grader/templates/course_feedback): set on the feedback
+    # exporter's class, so that GenerateFeedback's HTMLExporter defaults (its "feedback"
+    # template, found in nbgrader's template folder, kept here after the course's) give way
+    c.FeedbackHTMLExporter.template_name = FEEDBACK_TEMPLATE
+    c.FeedbackHTMLExporter.extra_template_basedirs = feedback_template_dirs()
+    # GenerateFeedback's own (bootstrap's CSS), and nbgrader's templates, where the course's
+    # finds the one it extends ('feedback/index.html.j2')
+    c.FeedbackHTMLExporter.extra_template_paths = [str(_FORMGRADER / "static" / "node_modules" /
+                                                   "bootstrap" / "dist" / "css"),
+                                                   str(_FORMGRADER / "templates")]
     # Learner outputs are untrusted HTML: no scripts in feedback or in the formgrader.
     c.HTMLExporter.sanitize_html = True
     # No "In [n]" prompts on feedback pages: grading runs only the cells it needs, so the

@@ -14,7 +14,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from . import one_line
 from .faults import REASON_ORDER, STATUSES, Fault, from_dicts, in_reason_order, own_status
-from .notebook_format import HIDDEN_TESTS, is_test_cell, without_hidden_tests
+from .notebook_format import HIDDEN_TESTS, first_line, is_test_cell, without_hidden_tests
 
 HIDDEN = "[hidden test]"
 STATUS_CELL = "autograder-status"
@@ -169,6 +169,37 @@ class HideHiddenTests(NbGraderPreprocessor):
             if cell.cell_type == "code" and lines:
                 cell.outputs = [NotebookNode(_scrub(dict(output), lines))
                                 for output in cell.outputs]
+        return nb, resources
+
+
+# IPython's name for a cell in a traceback, "Cell In[2], line 1", colours (ANSI codes) and all
+_CELL_IN = re.compile(r"Cell(?:\x1b\[[0-9;]*m)*\s(?:\x1b\[[0-9;]*m)*In\[(\d+)\]")
+
+
+class NumberlessTracebacks(NbGraderPreprocessor):
+    """A traceback names a cell as IPython numbered it ("Cell In[2], line 1"), a number the
+    feedback page shows nowhere (grading runs only the cells it needs, so the page numbers no
+    cell): the cell that raised is "This cell", another cell that ran is named by its first line
+    (which a search finds), any other is "A cell"."""
+
+    def preprocess(self, nb, resources):
+        by_count = {cell.get("execution_count"): first_line(cell) for cell in nb.cells
+                    if cell.cell_type == "code" and cell.get("execution_count")}
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            own = cell.get("execution_count")
+
+            def name(found, own=own) -> str:
+                count = int(found[1])
+                if count == own:
+                    return "This cell"
+                return f'The cell "{by_count[count]}"' if by_count.get(count) else "A cell"
+
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    output["traceback"] = [_CELL_IN.sub(name, line)
+                                           for line in output.get("traceback", [])]
         return nb, resources
 
 
