@@ -27,8 +27,6 @@ from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_uses_grad_output
 from .sigmoid_accuracy import (check_near_zero, check_tails, check_whole_line, judge_line,
                                line_values)
-from .contracts import (MY_RELU_CLAUSES, MY_RELU_RULES, MY_SIGMOID_CLAUSES, MY_SIGMOID_RULES,
-                        SCALED_SIGMOID_CLAUSES, SCALED_SIGMOID_RULES)
 from .saving import (HUGE, check_huge_call, check_input_untouched, check_saves_mask_or_output,
                      check_saves_only_output, relu_watch, sigmoid_watch)
 from .watch import Watch
@@ -318,18 +316,15 @@ EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
              contract=("|x| up to 800", "left tail", "saves only its output", "right half",
                        "gradients on both halves", "its own forward"),
-             clauses=MY_SIGMOID_CLAUSES, rules=MY_SIGMOID_RULES,
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,
              contract=("x exactly 0", "smallest positive x", "grad_output and x untouched",
                        "at most one byte an element", "largest finite x",
                        "grad_output not finite"),
-             clauses=MY_RELU_CLAUSES, rules=MY_RELU_RULES,
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
              contract=("scale of 0", "negative scale", "tiny scales", "large |x|",
                        "x on a dense line"),
-             clauses=SCALED_SIGMOID_CLAUSES, rules=SCALED_SIGMOID_RULES,
              example=lambda: tuple(scaled_values((5,), "cpu", 2.5).values()),
              domain=SCALED_SIGMOID_DOMAIN),
 ]

@@ -1,10 +1,11 @@
-"""Lesson 01's contracts as the learner reads them: each exercise's bullets, with the checks
-that enforce each and a wrong answer each check fails (autograder.clauses); and the checks of
-each exercise that enforce a rule of the Function contract (autograder.function_contract),
-which the page states once and no bullet repeats."""
+"""Lesson 01's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
-
+from ..clauses import Clause
 
 SOFTPLUS_CLAUSES = (
     Clause("forward saves one tensor, the one that costs the least new memory in a network of "
@@ -154,4 +155,19 @@ SCALED_SIGMOID_RULES = {
     "unwritten": {"ScaledSigmoid/writes-grad-output":
                       "grad_output.mul_ in backward above 1024 entries",
                   "ScaledSigmoid/writes-input": "works in x's memory when x needs no gradient"},
+}
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "MySigmoid": MY_SIGMOID_CLAUSES,
+    "MyReLU": MY_RELU_CLAUSES,
+    "ScaledSigmoid": SCALED_SIGMOID_CLAUSES,
+    "Softplus": SOFTPLUS_CLAUSES,
+}
+RULES = {
+    "MySigmoid": MY_SIGMOID_RULES,
+    "MyReLU": MY_RELU_RULES,
+    "ScaledSigmoid": SCALED_SIGMOID_RULES,
+    "Softplus": SOFTPLUS_RULES,
 }
