@@ -1,8 +1,8 @@
-"""Lesson 02's contracts as the learner reads them: each exercise's bullets, with the checks
-that enforce each and a wrong answer each check fails (autograder.clauses); and the Function
-contract's rules as each exercise's checks enforce them (Exercise.rules)."""
+"""Lesson 02's layout clauses, which a failed layout case quotes, and the Function contract's
+rules as each exercise's checks enforce them, each check with its witness: grading reads the
+"values" rule's checks (``global_state.state_before_values`` blames state kept outside ctx for
+a failure of one). The exercises' bullets are the catalogue's (tools/catalogue/lesson02_linear)."""
 
-from ...clauses import Clause
 from ...function_contract import rule_reference
 
 # the layouts rule 1 of the Function contract asks for, as a failed layout case cites them
@@ -12,18 +12,6 @@ LINEAR_LAYOUT_CLAUSE = ("x, weight and bias of any strides F.linear accepts (a t
 BILINEAR_LAYOUT_CLAUSE = ("x1, x2, weight and bias of any strides F.bilinear accepts (a "
                           f"transposed, sliced or expanded view too) {rule_reference('values')}")
 
-
-MY_LINEAR_CLAUSES = (
-    Clause("backward runs a matrix product, or sums `grad_output` for the bias, only for a "
-           "gradient `ctx.needs_input_grad` asks for;",
-           {"MyLinearFunction/computes-unneeded-gradient":
-                "every gradient without a matmul, then None where not needed",
-            "MyLinearFunction/computes-frozen-gradient":
-                "grad_bias summed whenever there is a bias, then None when it is frozen"}),
-    Clause("backward computes each gradient from the formulas you derived, not by calling "
-           "`F.linear`.",
-           {"MyLinearFunction/linear-in-backward": "F.linear for the products in backward"}),
-)
 
 # the Function contract's rules (autograder.function_contract), as MyLinearFunction's checks
 # enforce them
@@ -73,38 +61,6 @@ MY_LINEAR_RULES = {
 }
 
 
-FUSED_CLAUSES = (
-    Clause("for the ReLU part of backward, forward keeps at most one byte per output element, "
-           "counting the whole memory behind each tensor it keeps;",
-           {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
-            "FusedLinearReLU/saves-float-mask": "a float mask",
-            "FusedLinearReLU/saves-integer-mask": "an int64 mask",
-            "FusedLinearReLU/saves-no-mask":
-                "no mask saved: the pre-activation recomputed in backward",
-            "FusedLinearReLU/saves-more-than-one-mask": "the mask and its negation both saved",
-            "FusedLinearReLU/mask-views-wider-storage":
-                "mask a view of cat([z > 0, z < 0]) (review 59d)",
-            "case:only x requiring grad":
-                "the float pre-activation saved when the weight is frozen (review 60)",
-            "FusedLinearReLU/saves-float-output": "saves the float output, reads y > 0 in backward",
-            "FusedLinearReLU/keeps-float-pre-activation":
-                "the float pre-activation kept in a module dict keyed by id(ctx)",
-            "FusedLinearReLU/output-views-wider-storage":
-                "output a view into cat([relu(z), z]) (review 59d)"}),
-    Clause("at a pre-activation of exactly 0, and at a positive one however small, the "
-           "gradients are those of `torch.relu(F.linear(x, weight, bias))`;",
-           {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
-            "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
-            "FusedLinearReLU/mask-from-truncated-activation":
-                "mask relu(z).to(torch.uint8), read with mask.bool()"}),
-    Clause("backward runs a matrix product, or sums for the bias, only for a gradient "
-           "`ctx.needs_input_grad` asks for.",
-           {"FusedLinearReLU/computes-frozen-gradient":
-                "grad_bias computed whatever needs_input_grad says",
-            "FusedLinearReLU/computes-unneeded-gradient":
-                "every gradient by broadcasting, needs_input_grad ignored"}),
-)
-
 FUSED_RULES = {
     "values": {
         "FusedLinearReLU/grad-bias-unmasked": "grad_bias from the unmasked grad_output",
@@ -133,19 +89,6 @@ FUSED_RULES = {
     "unwritten": {"FusedLinearReLU/writes-grad-output": "masks grad_output in place"},
 }
 
-
-BILINEAR_CLAUSES = (
-    Clause("backward computes each of the four gradients only when `ctx.needs_input_grad` asks "
-           "for it;",
-           {"Bilinear/computes-unneeded-gradient":
-                "all four gradients computed, None returned where not needed"}),
-    Clause("besides a few tensors of the inputs' and output's sizes, backward holds at most "
-           "$2P \\cdot \\max(\\text{out}\\,n_1,\\ \\text{out}\\,n_2,\\ n_1 n_2)$ numbers at "
-           "once, $P$ the number of positions.",
-           {"Bilinear/holds-four-index-product":
-                "grad_weight as the sum of a (positions, out, n1, n2) outer product",
-            "Bilinear/unsummed-gradient": "grad_weight not summed over the positions"}),
-)
 
 BILINEAR_RULES = {
     "values": {

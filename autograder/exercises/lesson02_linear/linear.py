@@ -23,8 +23,7 @@ from .global_state import (check_fresh_call_state, check_same_shape_calls,
                            check_weight_stepped, state_before_values)
 from .layouts import check_layouts
 from .many_rows import check_many_rows
-from .contracts import (FUSED_CLAUSES, FUSED_RULES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES,
-                        MY_LINEAR_RULES)
+from .contracts import FUSED_RULES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_RULES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
 from .size_one import squeeze_named
@@ -288,12 +287,10 @@ EXERCISES = [
     Exercise("MyLinearFunction", "02_linear", my_linear_full,
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
                        "an empty batch", "skips every unneeded matmul"),
-             clauses=MY_LINEAR_CLAUSES, rules=MY_LINEAR_RULES,
              example=lambda: tuple(linear_values((5,), "cpu").values()), domain=MY_LINEAR_DOMAIN),
     Exercise("FusedLinearReLU", "02_linear", fused_full,
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
                        "an empty batch", "saves a boolean mask",
                        "pre-activations exactly 0"),
-             clauses=FUSED_CLAUSES, rules=FUSED_RULES,
              example=lambda: tuple(linear_values((5,), "cpu").values()), domain=FUSED_DOMAIN),
 ]
