@@ -24,7 +24,7 @@ from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_sca
                                       expected_gradients,
                                       probe_scale_gradient, probe_v_in_float32,
                                       SCALE_MISTAKES, scale_candidates, scale_near_miss)
-from .contracts import FAKE_QUANTIZE_CLAUSES, FAKE_QUANTIZE_RULES, X_LAYOUT_CLAUSE
+from .contracts import X_LAYOUT_CLAUSE
 from .non_differentiable import check_output_differentiable
 from .fake_quantize_spellings import check_one_spelling
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
@@ -319,7 +319,6 @@ EXERCISES = [
     Exercise("FakeQuantize", "03_ste", full,
              contract=("x / scale at the clip edges", "halves", "float32",
                        "scale not requiring grad"),
-             clauses=FAKE_QUANTIZE_CLAUSES, rules=FAKE_QUANTIZE_RULES,
              example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3),
              domain=Domain(LSQ, domain_values, constants={
                  # off powers of two x / scale and x * (1 / scale) differ at exact half-codes

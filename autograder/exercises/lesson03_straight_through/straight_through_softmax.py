@@ -24,8 +24,7 @@ from .straight_through_softmax_argmax import (check_argmax_of_scaled, check_argm
 from .straight_through_softmax_gradients import candidates
 from .straight_through_softmax_values import (LOWEST_TAU, low_tau, near_ties, overflow_values,
                                               rows_apart, tied_values, values)
-from .contracts import (LOGITS_LAYOUT_CLAUSE, STRAIGHT_THROUGH_SOFTMAX_CLAUSES,
-                        STRAIGHT_THROUGH_SOFTMAX_RULES)
+from .contracts import LOGITS_LAYOUT_CLAUSE
 from .non_differentiable import check_output_differentiable
 
 
@@ -327,7 +326,6 @@ EXERCISES = [
     Exercise("StraightThroughSoftmax", "03_ste", full,
              contract=("float32", "1-D logits", "ties", "non-contiguous grad_output",
                        "large logits / tau"),
-             clauses=STRAIGHT_THROUGH_SOFTMAX_CLAUSES, rules=STRAIGHT_THROUGH_SOFTMAX_RULES,
              example=lambda: (sample((2, 4), "cpu"), 0.5),
              domain=Domain(STS, lambda device, dtype=torch.float64, seed=0, tau=0.7:
                            values((3, 4), device, tau=tau, seed=seed, dtype=dtype),
