@@ -26,7 +26,6 @@ from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR, check_gradgradcheck
 from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from ..shared.saved_reads import check_backward_reads_saved
-from .contracts import NUMPY_TANH_CLAUSES, NUMPY_TANH_RULES
 from .call_probes import check_calls_independent
 from .inner_none import check_inner_returns_none
 from .numpy_tanh_saturation import check_saturated, name_float32_second
@@ -379,7 +378,6 @@ def _checks(function) -> None:
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce
 EXERCISES = [
     Exercise("NumpyTanh", "04_double_backward", full, contract=("1-D x", "saturated tanh"),
-             clauses=NUMPY_TANH_CLAUSES, rules=NUMPY_TANH_RULES,
              example=lambda: (sample((5,), "cpu"),),
              # a CPU tensor by contract, whatever device the grader has
              domain=Domain(NUMPY_TANH, lambda device, dtype=torch.float64, seed=0:

@@ -1,9 +1,11 @@
-"""Lesson 04's contracts as the learner reads them: each exercise's bullets, with the checks that
-enforce each and a wrong answer each check fails (autograder.clauses); and the checks of each
-exercise that enforce the Function contract's rules (Exercise.rules), each with its witness."""
+"""Lesson 04's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
-
+from ..clauses import Clause
 
 NUMPY_TANH_CLAUSES = (
     Clause("all its arithmetic, in forward and in whatever computes its derivatives, is NumPy's: "
@@ -185,3 +187,12 @@ CUBE_ONCE_RULES = {
             "CubeOnce/array-on-ctx": "a NumPy view of x kept on ctx",
             "CubeOnce/cache-keyed-by-input": "3x^2 memoised in a global dict keyed by x.data_ptr()"},
 }
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "SwishFunction": SWISH_CLAUSES,
+    "CubeOnce": CUBE_ONCE_CLAUSES,
+    "NumpyTanh": NUMPY_TANH_CLAUSES,
+}
+RULES = {"SwishFunction": SWISH_RULES, "CubeOnce": CUBE_ONCE_RULES, "NumpyTanh": NUMPY_TANH_RULES}
