@@ -18,7 +18,6 @@ from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, check_float32_r
                        check_forward_grad_mode, gradient_through,
                        quoting_case, with_infinities, with_zeros, writing_into_a_copy)
 from .in_place_rules import check_in_place_rules
-from .contracts import ABS_IN_PLACE_CLAUSES, ABS_IN_PLACE_RULES
 
 LATER_IN_LESSON = True
 NAME = "AbsInPlace"
@@ -232,7 +231,6 @@ EXERCISES = [
     Exercise(NAME, "07_outputs", abs_full,
              contract=("x == 0", "0-d x", "empty x", "the sign saved in one byte per element",
                        "a leaf that requires grad", "a view of a non-leaf", "version counter"),
-             clauses=ABS_IN_PLACE_CLAUSES, rules=ABS_IN_PLACE_RULES,
              domain=Domain(ABS, lambda device, dtype=torch.float64, seed=0: {
                  "x": signs_by_seed(sample((3, 4), device, seed=seed, dtype=dtype), seed)},
                  prepare=lambda submission: writing_into_a_copy(

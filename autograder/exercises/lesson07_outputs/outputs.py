@@ -28,8 +28,6 @@ from .split_probes import (DtypeAllocationLog, both_allocated, check_saves_nothi
                            fresh_memory_nan,
                            halves as _halves)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
-from .contracts import (RELU_CLAUSES, RELU_RULES, SORT_CLAUSES, SORT_RULES, SPLIT_CLAUSES,
-                        SPLIT_RULES)
 
 SORT = Spec("SortWithIndices", ("x",), lambda x: torch.sort(x, dim=-1).values)
 SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
@@ -335,20 +333,17 @@ def split_full(SplitHalves, device) -> None:
 
 EXERCISES = [
     Exercise("SortWithIndices", "07_outputs", sort_full,
-             contract=("0-d x", "non-contiguous grad_values", "ties"), clauses=SORT_CLAUSES,
-             rules=SORT_RULES,
+             contract=("0-d x", "non-contiguous grad_values", "ties"),
              domain=Domain(SORT, _sample((3, 5)), ties=Case(
                  _near_ties, "values one ulp apart are sorted by value, as torch.sort(x) "
                  "sorts them (x compared in its own dtype)"))),
     Exercise("SplitHalves", "07_outputs", split_full,
              contract=("one output used, or neither", "non-contiguous gradients",
-                       "outputs written in place"), clauses=SPLIT_CLAUSES,
-             rules=SPLIT_RULES,
+                       "outputs written in place"),
              domain=Domain(SPLIT_OUTPUTS, _split_values)),
     Exercise("ReLUInPlace", "07_outputs", relu_full,
              contract=("x == 0", "0-d x", "empty x", "a leaf that requires grad",
-                       "a view of a non-leaf", "version counter"), clauses=RELU_CLAUSES,
-             rules=RELU_RULES,
+                       "a view of a non-leaf", "version counter"),
              domain=Domain(RELU, lambda device, dtype=torch.float64, seed=0: {
                  "x": with_zeros(sample((3, 4), device, seed=seed, dtype=dtype))},
                  prepare=lambda submission: writing_into_a_copy(

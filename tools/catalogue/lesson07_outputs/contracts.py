@@ -1,9 +1,11 @@
-"""Lesson 07's contracts as the learner reads them: each exercise's bullets, with the checks
-that enforce each and a wrong answer each check fails (autograder.clauses); and the checks that
-enforce the Function contract's rules in each exercise (Exercise.rules)."""
+"""Lesson 07's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
-
+from ..clauses import Clause
 
 SORT_CLAUSES = (
     Clause("`indices` are int64, each row a permutation with `x.gather(-1, indices) == values` "
@@ -155,4 +157,19 @@ ABS_IN_PLACE_RULES = {
     "unwritten": {"AbsInPlace/writes-grad-output": "grad_output multiplied by the sign in place"},
     "ctx": {"AbsInPlace/tensor-on-ctx": "the int8 sign kept as a ctx attribute",
             "AbsInPlace/saves-nothing": "the int8 sign kept in a module global"},
+}
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "SortWithIndices": SORT_CLAUSES,
+    "SplitHalves": SPLIT_CLAUSES,
+    "ReLUInPlace": RELU_CLAUSES,
+    "AbsInPlace": ABS_IN_PLACE_CLAUSES,
+}
+RULES = {
+    "SortWithIndices": SORT_RULES,
+    "SplitHalves": SPLIT_RULES,
+    "ReLUInPlace": RELU_RULES,
+    "AbsInPlace": ABS_IN_PLACE_RULES,
 }
