@@ -19,8 +19,6 @@ from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .broadcast_sums import check_left_aligned, check_own_factor, check_sums_every_dim
-from .contracts import (BROADCAST_MUL_CLAUSES, BROADCAST_MUL_RULES, CUMSUM_CLAUSES, CUMSUM_RULES,
-                        PROD_OVER_DIM_CLAUSES, PROD_OVER_DIM_RULES)
 from .cumsum_decay import check_decaying_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, LINEAR_FACTOR, _shape, described, gradient_for, graded_case
@@ -346,20 +344,17 @@ EXERCISES = [
              contract=("a broadcast", "b broadcast", "size-1 dims and missing leading dims",
                        "0-d inputs", "skips the gradient nobody needs",
                        "non-contiguous grad_output"),
-             domain=Domain(BROADCAST_MUL, _broadcast_values), clauses=BROADCAST_MUL_CLAUSES,
-             rules=BROADCAST_MUL_RULES),
+             domain=Domain(BROADCAST_MUL, _broadcast_values)),
     Exercise("ProdOverDim", LESSON, prod_full,
              example=lambda: (ZERO_SLICES.double(), 1),
              contract=("no zero, one zero, several zeros in a slice", "a dim other than the last",
                        "negative dim", "1-D x", "non-contiguous grad_output", "0-d x",
                        "x empty along dim"),
-             domain=Domain(PROD, _prod_values, constants={"dim": DIM}),
-             clauses=PROD_OVER_DIM_CLAUSES, rules=PROD_OVER_DIM_RULES),
+             domain=Domain(PROD, _prod_values, constants={"dim": DIM})),
     Exercise("Cumsum", LESSON, cumsum_full,
              example=lambda: (sample((2, 5), "cpu"), 1),
              contract=("a dim other than the last", "negative dim", "1-D x", "saves no tensor",
                        "non-contiguous grad_output", "0-d x"),
              domain=Domain(CUMSUM, sampled(CUMSUM, {"x": (3, 4)}, {"dim": 1}),
-                           constants={"dim": DIM}),
-             clauses=CUMSUM_CLAUSES, rules=CUMSUM_RULES),
+                           constants={"dim": DIM})),
 ]

@@ -5,8 +5,6 @@ import torch
 
 from ...domain import Constant, Domain
 from ...exercise import Exercise, sample
-from .contracts import (INDEX_SELECT_CLAUSES, INDEX_SELECT_RULES, NORMALIZE_CLAUSES,
-                        NORMALIZE_RULES)
 from .index_select import SELECT, select_full, select_values
 from .normalize import NORMALIZE, normalize_full, normalize_values
 from .normalize_rows import rows_around_eps
@@ -19,8 +17,7 @@ EXERCISES = [
              example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3])),
              contract=("repeated index", "empty index", "1-D x", "saves only index",
                        "non-contiguous grad_output", "3-D x transposed or expanded", "0-d x"),
-             domain=Domain(SELECT, select_values), clauses=INDEX_SELECT_CLAUSES,
-             rules=INDEX_SELECT_RULES),
+             domain=Domain(SELECT, select_values)),
     # the domain's empty and 0-d case: an empty batch, and a 0-d x, a row of one entry along
     # dim=-1 as F.normalize takes it (Function contract, rule 1)
     Exercise("Normalize", LESSON, normalize_full,
@@ -31,6 +28,5 @@ EXERCISES = [
              domain=Domain(NORMALIZE, normalize_values,
                            constants={"eps": Constant(1e-12, 10.0, "eps a Python float; "
                                                       "correct on rows whose norm is below "
-                                                      "eps", also=(1e-3,))}),
-             clauses=NORMALIZE_CLAUSES, rules=NORMALIZE_RULES),
+                                                      "eps", also=(1e-3,))})),
 ]

@@ -1,7 +1,11 @@
-"""Lesson 09's contracts as the learner reads them: each exercise's bullets, with
-the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+"""Lesson 09's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
+from ..clauses import Clause
 
 # the ids of the exercises' mistakes start with their names
 BM_, PROD_, CUMSUM_ = "BroadcastMul/", "ProdOverDim/", "Cumsum/"
@@ -167,4 +171,23 @@ CUMMAX_RULES = {
     "gradients": {"case:keep the input's dtype":
                       "scatter_add into a float64 buffer, returned in float64"},
     "ctx": {"case:kept state outside ctx": "the indices of the last call kept in a module global"},
+}
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "BroadcastMul": BROADCAST_MUL_CLAUSES,
+    "ProdOverDim": PROD_OVER_DIM_CLAUSES,
+    "Cumsum": CUMSUM_CLAUSES,
+    "IndexSelect": INDEX_SELECT_CLAUSES,
+    "Normalize": NORMALIZE_CLAUSES,
+    "CumMax": CUMMAX_CLAUSES,
+}
+RULES = {
+    "BroadcastMul": BROADCAST_MUL_RULES,
+    "ProdOverDim": PROD_OVER_DIM_RULES,
+    "Cumsum": CUMSUM_RULES,
+    "IndexSelect": INDEX_SELECT_RULES,
+    "Normalize": NORMALIZE_RULES,
+    "CumMax": CUMMAX_RULES,
 }
