@@ -1,10 +1,11 @@
-"""Lesson 11's contracts as the learner reads them: each exercise's bullets (what it decides),
-with the checks that enforce each and a wrong answer each check fails (autograder.clauses);
-and the checks through which each exercise enforces the Function contract's rules
-(Exercise.rules), each with its witness."""
+"""Lesson 11's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
-
+from ..clauses import Clause
 
 SMOOTHED_LOSS_CLAUSES = (
     Clause("Forward and backward are stable at logits of magnitude $10^4$, in float32 and float64.",
@@ -138,4 +139,17 @@ LCE_RULES = {
     "unwritten": {"linear_cross_entropy/writes-input": "x scaled by 1/N in place for grad_weight",
                   "linear_cross_entropy/scales-saved-in-place": "saved gradients scaled in "
                                                                 "place"},
+}
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "CrossEntropy": CE_CLAUSES,
+    "linear_cross_entropy": LCE_CLAUSES,
+    "SmoothedCrossEntropy": SMOOTHED_LOSS_CLAUSES,
+}
+RULES = {
+    "CrossEntropy": CE_RULES,
+    "linear_cross_entropy": LCE_RULES,
+    "SmoothedCrossEntropy": SMOOTHED_LOSS_RULES,
 }
