@@ -27,7 +27,6 @@ from .per_sample_checks import (CountingAccounting, check_exact_factors,
                                 check_no_pieces_of_gradients)
 from .per_sample_ends import check_threshold, check_tiny_samples
 from .surgery_checks import check_strided, matches, strided_grad_output
-from .contracts import PER_SAMPLE_CLIPPING_CLAUSES, PER_SAMPLE_CLIPPING_RULES
 
 LATER_IN_LESSON = True  # after GradientReversal, ClipGradientNorm and SoftThreshold
 
@@ -291,7 +290,6 @@ EXERCISES = [
     Exercise("PerSampleClippedLinear", "12_surgery", clipped_linear_full,
              contract=("a zero sample", "one sample", "no sample clipped", "an empty batch",
                        "non-contiguous grad_output"),
-             clauses=PER_SAMPLE_CLIPPING_CLAUSES, rules=PER_SAMPLE_CLIPPING_RULES,
              domain=Domain(SPEC, domain_values,
                            constants={"max_norm": Constant(1e-4, 10.0, "max_norm a positive "
                                                            "Python float, 1e-4 as well as 10")})),

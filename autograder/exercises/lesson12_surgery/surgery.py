@@ -19,8 +19,6 @@ from ...precision import rounded_to_float32
 from .soft_threshold_checks import (check_finite_casts, check_kinks, check_saves_no_x,
                                     check_small_y, check_soft, check_zero_at_lam_zero)
 from .surgery_checks import (SOFT, Intended, check_strided, matches, soft_ties, soft_values, strided_grad_output, surgery_case)
-from .contracts import (CLIP_CLAUSES, CLIP_RULES, REVERSAL_CLAUSES, REVERSAL_RULES, SOFT_CLAUSES,
-                        SOFT_RULES)
 from .clip_gradient_norm import INTENDED_CLIP, clip_full
 
 REVERSAL = Spec("GradientReversal", ("x", "alpha"), lambda x, alpha: x)
@@ -173,7 +171,6 @@ def soft_full(SoftThreshold, device) -> None:
 EXERCISES = [
     Exercise("GradientReversal", "12_surgery", reversal_full,
              contract=("alpha 0", "1-D x", "non-contiguous grad_output"),
-             clauses=REVERSAL_CLAUSES, rules=REVERSAL_RULES,
              domain=Domain(INTENDED_REVERSAL, lambda device, dtype=torch.float64, seed=0,
                            alpha=0.5: {"x": sample((3, 4), device, seed=seed, dtype=dtype),
                                        "alpha": alpha},
@@ -184,7 +181,6 @@ EXERCISES = [
              contract=("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly",
                        "non-contiguous grad_output",
                        "float32 and float16 rows at the edges of their range"),
-             clauses=CLIP_CLAUSES, rules=CLIP_RULES,
              domain=Domain(INTENDED_CLIP, lambda device, dtype=torch.float64, seed=0,
                            max_norm=1.0: {"x": sample((4, 5), device, seed=seed, dtype=dtype),
                                           "max_norm": max_norm},
@@ -195,7 +191,6 @@ EXERCISES = [
                            zero_dim=False, empty_and_scalar_clause="an empty batch of rows")),
     Exercise("SoftThreshold", "12_surgery", soft_full,
              contract=("|x| == lam", "lam 0", "0-d lam", "non-contiguous grad_output"),
-             clauses=SOFT_CLAUSES, rules=SOFT_RULES,
              domain=Domain(SOFT, lambda device, dtype=torch.float64, seed=0, lam=0.5: soft_values(
                                (3, 4), device, lam=lam, seed=seed, dtype=dtype),
                            constants={"lam": Constant(0.0, 2.0, "lam a 0-d tensor, a threshold "

@@ -1,9 +1,11 @@
-"""Lesson 12's contracts as the learner reads them: each exercise's bullets, with the checks
-that enforce each and a wrong answer each check fails (autograder.clauses), and the checks
-that enforce the Function contract's rules (Exercise.rules, keyed by rule)."""
+"""Lesson 12's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
-
+from ..clauses import Clause
 
 REVERSAL_CLAUSES = (
     Clause("forward returns `x`'s values and saves no tensor;",
@@ -141,4 +143,19 @@ PER_SAMPLE_CLIPPING_RULES = {
                                                                      "computed"},
     "unwritten": {"PerSampleClippedLinear/writes-grad-output": "grad_output scaled in place",
                   "PerSampleClippedLinear/writes-input": "the saved x scaled in place"},
+}
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "GradientReversal": REVERSAL_CLAUSES,
+    "ClipGradientNorm": CLIP_CLAUSES,
+    "SoftThreshold": SOFT_CLAUSES,
+    "PerSampleClippedLinear": PER_SAMPLE_CLIPPING_CLAUSES,
+}
+RULES = {
+    "GradientReversal": REVERSAL_RULES,
+    "ClipGradientNorm": CLIP_RULES,
+    "SoftThreshold": SOFT_RULES,
+    "PerSampleClippedLinear": PER_SAMPLE_CLIPPING_RULES,
 }
