@@ -113,15 +113,10 @@ print("symmetric:", torch.allclose(J, J.T), "  row sums:", J.sum(1).numpy().roun
 # *bottom-right*, keys $j \le i + N_k - N_q$ (`causal_lower_right`), which decoding with a
 # cache needs. This lesson uses bottom-right.
 #
-# PyTorch has **two conventions** for a boolean mask:
-#
-# | API | `True` means |
-# |---|---|
-# | `F.scaled_dot_product_attention(..., attn_mask=mask)` | this pair **takes part** |
-# | `nn.MultiheadAttention(...)(attn_mask=..., key_padding_mask=...)` | this pair is **not allowed** |
-#
-# This course uses the first: **`True` = attend**. A mask built for one API and passed to the
-# other silently attends to exactly the wrong keys:
+# PyTorch has **two conventions** for a boolean mask: in `F.scaled_dot_product_attention`'s
+# `attn_mask`, **`True` = attend**, as in this course; in `nn.MultiheadAttention`'s `attn_mask`
+# and `key_padding_mask`, `True` = masked out. A mask built for one and passed to the other
+# silently attends to exactly the wrong keys:
 
 # %%
 q = k = v = torch.randn(1, 4, 8)
@@ -348,9 +343,7 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 #   = \sum_c dO_{ic} \sum_j P_{ij} V_{jc} = \sum_c dO_{ic}\, O_{ic}
 #   = \operatorname{rowsum}(dO \odot O)_i .$$
 #
-# $dO$ and $O$ are whole rows of size $d_v$, while the left side needs every key of the row:
-# a tiled backward that sees one block of keys cannot compute it, so FlashAttention computes
-# it first and calls it $D$.
+# $dO$ and $O$ are whole rows of size $d_v$, while the left side needs every key of the row.
 # </details>
 
 # %% [markdown]
@@ -456,11 +449,9 @@ report("output and L, block by block", error_online, 1e-9)
 # blocks so that no row's first tile is all $-\infty$? ("A block in which a row sees no key",
 # after the **Summary**, shows why it matters.)
 #
-# **Low precision.** float16 keeps 11 significant bits, bfloat16 8: near 10, bfloat16's
-# neighbours lie 0.0625 apart. If a row's $L$ is off by $\varepsilon$, by what factor is every
-# probability rebuilt from it off? What is left of a term of $4 \cdot 10^{-4}$ added to a
-# float16 sum that has reached 1? Which of your numbers may then stay in the inputs' dtype, in
-# either pass, and which may not?
+# **Low precision** (the cell below shows how coarse). If a row's $L$ is off by $\varepsilon$,
+# by what factor is every rebuilt probability off? What becomes of small terms added to a
+# float16 sum near 1? Which of your numbers may stay in the inputs' dtype, in either pass?
 
 # %%
 print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))
@@ -586,7 +577,8 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # right when a row's first block holds one of its keys ($\alpha = 0$ multiplies zeros); a
 # start at 0 gives $0/0$ for a row far below it.
 #
-# **Backward.** With $D = \operatorname{rowsum}(dO \odot O)$ computed first, each tile gives
+# **Backward.** No tile sees a whole row of $P$, so $D = \operatorname{rowsum}(dO \odot O)$
+# comes first, from whole rows of $dO$ and $O$; then each tile gives
 #
 # $$dV_j \mathrel{+}= P_{ij}^\top dO_i,\quad dP_{ij} = dO_i V_j^\top,\quad
 #   dS_{ij} = P_{ij} \odot (dP_{ij} - D_i),\quad

@@ -51,8 +51,8 @@ def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
             f"{spec.name}'s backward divides the recomputed probabilities by their row sum "
             f"again: with the {count} per-row number{'s' * (count > 1)} forward saved shifted "
             f"by {SHIFT:g} before backward, the gradients move only by rounding, so a second "
-            "pass over each row cancels L; P = exp(S - L) sums to 1 already, which is what "
-            "saving L is for: no second row sum or row maximum in backward",
+            "pass over each row cancels L, where P = exp(S - L) sums to 1 already: the row sum "
+            "that saving L spares is taken again",
             mistake=f"{spec.name}/renormalises-recomputed-probabilities")
     if not count:
         hidden = row_statistic_in_container(function, spec, values)
@@ -68,11 +68,12 @@ def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
         kept = (f"with the {count} per-row number{'s' * (count > 1)} forward saved shifted by "
                 f"{SHIFT:g} before backward, the gradients are the very same" if count else
                 "forward saved no per-row number")
+        unread = ("backward has none to read" if not count else "backward does not read it"
+                  if count == 1 else "backward reads none of them")
         raise GradingError(
             f"{spec.name}'s backward normalises the scores again instead of recomputing P from "
-            f"a saved log-sum-exp L ({kept}): P = exp(S - L) needs no row maximum and no row "
-            "sum, which is what saving L is for; save L, one number per query row, and read "
-            "it back in backward",
+            f"a saved log-sum-exp L ({kept}): {unread}, so it takes each row's maximum and sum "
+            "again, the pass over every row that P = exp(S - L) spares",
             mistake=f"{spec.name}/recomputes-softmax-without-lse")
 
 
@@ -124,7 +125,6 @@ def check_no_second_row_maximum(function, spec: Spec, values: dict) -> None:
     if books.found:
         raise GradingError(
             f"{spec.name}'s backward takes each row's maximum again ({books.found[0]}, the "
-            f"scores' {scores_shape[0]} x {scores_shape[1]}): P = exp(S - L) needs no row "
-            "maximum and no row sum, which is what saving L is for; no second pass over each "
-            "row in backward",
+            f"scores' {scores_shape[0]} x {scores_shape[1]}): a second pass over each row, "
+            "where P = exp(S - L) needs no row maximum and no row sum",
             mistake=f"{spec.name}/backward-takes-row-maximum-again")

@@ -97,6 +97,12 @@ def _fixed_tile(function, device, phase: str) -> tuple | None:
     return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
 
 
+def _per_head(shape: tuple, lead: tuple) -> tuple:
+    """``shape`` per batch-head: without Q's leading dimensions where it starts with them (a
+    tensor that lacks them is shared by every batch-head, as a broadcast mask is)."""
+    return tuple(shape[len(lead):]) if tuple(shape[:len(lead)]) == lead else tuple(shape)
+
+
 def _beyond_a_tile(shapes, values: dict, block: int) -> tuple | None:
     """The largest shape among ``shapes`` that holds more than BLOCK x BLOCK elements per
     batch-head and is not shaped as an input, an output or a per-row statistic (L, Lq x d,
@@ -209,26 +215,26 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
             big = books_.largest
             if big is not None and big.numel > largest:
                 fixed = _fixed_tile(function, Q.device, phase)
+                own = _per_head(big.shape, tuple(Q.shape[:-2]))
                 if fixed is not None:
                     raise GradingError(
                         f"{NAME} ignores {NAME}.BLOCK in {phase}: its largest {phase} tile is "
-                        f"{fixed} whether BLOCK is 4 or 8 (and here {big.shape}, beyond "
-                        f"BLOCK={block}); read the block size as {NAME}.BLOCK in forward and "
-                        "backward, since the grader sets it",
+                        f"{fixed} whether BLOCK is 4 or 8 (one batch-head), and {own} per "
+                        f"batch-head here, with BLOCK={block}: the block size is fixed in the "
+                        f"code, not read from {NAME}.BLOCK, which the grader sets",
                         mistake=f"FlashAttention/block-hard-coded-in-{phase}")
                 full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
                 mask = full and (big.dtype == torch.bool or big.op in ("ones", "tril", "triu"))
                 what = ("builds a full Lq x Lk mask" if mask else "materialises the full Lq x "
                         "Lk matrix" if full else "creates a tensor bigger than a tile")
-                advice = ("build each tile's mask from its query and key positions" if mask
-                          else "compute one BLOCK x BLOCK tile of scores at a time with a "
-                          "running max and sum (the online softmax)" if phase == "forward" else
-                          "recompute each tile of P from the saved log-sum-exp and accumulate "
-                          "dQ, dK, dV tile by tile")
+                cause = (": a mask of every query against every key, where a tile's mask "
+                         "depends only on that tile's query and key positions" if mask else
+                         ": every score of a batch-head at once, where a tile holds BLOCK x "
+                         "BLOCK of them" if full else "")
                 raise GradingError(
-                    f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} "
-                    f"({big.numel} elements, by {big.op}) where BLOCK x BLOCK tiles need at "
-                    f"most {heads * block * block}; {advice}")
+                    f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} (by "
+                    f"{big.op}), {math.prod(own)} elements per batch-head where a BLOCK x "
+                    f"BLOCK tile holds {block * block} (BLOCK={block}){cause}")
             if True:  # both passes: the contract's clause is about forward and backward
                 shape = _beyond_a_tile(books_.shapes, values, block)
                 if shape is not None:

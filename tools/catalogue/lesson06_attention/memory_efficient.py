@@ -22,6 +22,19 @@ UNUSUAL = [
          "ctx.save_for_backward(Q, K, V, output, m.squeeze(-1), z.squeeze(-1), mask)"),
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, m, z, mask = ctx.saved_tensors\n        lse = m + z.log()"))),
+    # the row maximum and row sum saved, P rebuilt as exp(S - m) / ell (no new row sum), and
+    # rowsum(dP * P) taken the long way, as Exercise 2's second bullet allows (review 80, U2)
+    Unusual(M, "row max and row sum saved, P = exp(S - m) / ell, D from dP * P", edit(
+        MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                 "m = scores.amax(-1, keepdim=True)\n        ell = (scores - m).exp().sum(-1, "
+                 "keepdim=True)\n        lse = m + ell.log()"),
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, mask, m, ell)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, mask, m, ell = ctx.saved_tensors"),
+        ("P = (scores - lse.unsqueeze(-1)).exp()", "P = (scores - m).exp() / ell"),
+        ("(grad_output * output).sum(dim=-1, keepdim=True)",
+         "(grad_P * P).sum(dim=-1, keepdim=True)"))),
     # L and the row maximum both saved, the maximum unread: two numbers per row, as the bullet
     # allows (review at 32340a34; the bullet now says "at most two")
     Unusual(M, "the row maximum saved beside L", edit(
