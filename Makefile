@@ -25,7 +25,7 @@ ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test test-all notebooks release autograde manual feedback grades insight bench mutants generic clean
+.PHONY: help install lab test test-all notebooks release autograde manual feedback grades insight results bench mutants generic clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -88,6 +88,12 @@ grades: $(INSTALLED) ## export the gradebook to instructor/grades.csv, with stat
 
 insight: $(INSTALLED) ## what the class got wrong, per exercise (after autograde): instructor/insight/ (NAMES=1: ids on the page)
 	$(PYTHON) -m grader insight $(LESSONS) $(if $(NAMES),--names)
+
+# one after the other (never side by side under -j), each with the same LESSONS=, WORKERS=, FORCE=, NAMES=
+results: $(INSTALLED) ## make feedback, make grades and make insight in turn: what to rerun after make autograde or a regrade
+	@$(MAKE) --no-print-directory feedback
+	@$(MAKE) --no-print-directory grades
+	@$(MAKE) --no-print-directory insight
 
 bench: $(INSTALLED) ## grading, insight and widget timings, side by side
 	$(PYTHON) -m tools.bench
