@@ -44,7 +44,28 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
                 str(error), mistake=f"{spec.name}/saves-non-tensor") from error
         raise _explain_type_error(spec, error, inputs) from error
     except (RuntimeError, ValueError) as error:  # torch.einsum through opt_einsum: ValueError
-        raise _explain_runtime_error(spec, "forward", error, inputs) from error
+        raise _at_size_one(spec, "forward", error,
+                           _explain_runtime_error(spec, "forward", error, inputs), function,
+                           inputs) from error
+    except IndexError as error:  # the learner's own words, unless it is the size-1 case's
+        from .size_one import raises_only_at_size_one
+
+        proof = raises_only_at_size_one(spec, "forward", error, function, inputs)
+        if proof is None:
+            raise
+        raise proof from error
+
+
+def _at_size_one(spec: Spec, phase: str, error: BaseException, explained: GradingError,
+                 function, inputs: dict, grad_output=None) -> GradingError:
+    """``explained``, or, where it proves no mistake of its own and the same call runs with
+    each dimension of size 1 made 2, the size-1 case's hint (``size_one``)."""
+    if explained.mistake:
+        return explained
+    from .size_one import raises_only_at_size_one
+
+    return raises_only_at_size_one(spec, phase, error, function, inputs,
+                                   grad_output) or explained
 
 
 def _layouts(grad_output) -> list:
@@ -83,6 +104,13 @@ def check_layout_untouched(spec: Spec, grad_output, before: list) -> None:
                 mistake=f"{spec.name}/writes-grad-output")
 
 
+def _forward_class(output):
+    """The Function whose backward node made ``output`` (of a tuple, its first tensor), to
+    call again; None where there is none."""
+    first = output[0] if isinstance(output, (tuple, list)) and output else output
+    return getattr(getattr(first, "grad_fn", None), "_forward_cls", None)
+
+
 def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
                  count_flops: bool = False) -> BackwardTrace:
     """Backpropagate ``grad_output``, turning the learner's errors into hints (a grad_output
@@ -96,10 +124,13 @@ def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
         raise
     except (RuntimeError, ValueError) as error:  # torch.einsum through opt_einsum: ValueError
         check_layout_untouched(spec, grad_output, before)
-        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+        raise _at_size_one(spec, "backward", error,
+                           _explain_runtime_error(spec, "backward", error, inputs),
+                           _forward_class(output), inputs, grad_output) from error
     except IndexError as error:
         check_layout_untouched(spec, grad_output, before)
-        raise _explain_index_error(spec, error, inputs) from error
+        raise _at_size_one(spec, "backward", error, _explain_index_error(spec, error, inputs),
+                           _forward_class(output), inputs, grad_output) from error
     check_layout_untouched(spec, grad_output, before)
     return trace
 

@@ -49,3 +49,33 @@ def test_a_declared_case_is_tried_where_none_is_derived(raises_hint):
     check_size_one(declared, RIGHT, CPU)
     off = Domain(SQUARE, SQUARE_DOMAIN.values, size_one_derived=False)
     assert "size one" not in off.properties()
+
+
+RAISES_AT_ONE = function("Square", "ctx.save_for_backward(x)\nreturn x * x",
+                         "x, = ctx.saved_tensors\nx.squeeze().shape[1]  # a dimension of 1 gone\n"
+                         "return 2 * x * g")
+
+
+def test_an_error_raised_only_at_size_one_is_named_so(raises_hint):
+    """Issue 68's instructor trial: an answer that raises only where a dimension has size 1
+    (a .squeeze()) was grouped as raised:IndexError. Is it the size-1 case's mistake, its first
+    line saying what was seen: the error at size 1, and the same call running at size 2?"""
+    with raises_hint("Square.backward raised IndexError where a dimension has size 1 (x of "
+                     "shape (1, 4)), and the same call runs with that dimension of size 2 (x "
+                     "of shape (2, 4))") as info:
+        check_size_one(SQUARE_DOMAIN, RAISES_AT_ONE, CPU)
+    assert info.value.mistake == "Square/fails-on-size-one"
+    assert "What it raised: tuple index out of range" in str(info.value).splitlines()[0]
+
+
+def test_an_error_raised_at_every_size_is_left_as_it_is():
+    """The same error at size 2 too proves nothing about size 1: the learner's own words stay."""
+    import pytest
+
+    from autograder.errors import GradingError
+
+    everywhere = function("Square", "ctx.save_for_backward(x)\nreturn x * x",
+                          "x, = ctx.saved_tensors\nx.shape[5]\nreturn 2 * x * g")
+    with pytest.raises(GradingError) as info:
+        check_size_one(SQUARE_DOMAIN, everywhere, CPU)
+    assert not (info.value.mistake or "").endswith("fails-on-size-one")

@@ -316,6 +316,14 @@ MISTAKES = [
             _weight_only("        grad_weight = grad_output.T @ x\n"
                          "        total = torch.linalg.vector_norm(grad_weight)\n"
                          "        grad_weight = grad_weight * (ctx.max_norm / total).clamp(max=1)")),
+    # issue 68's instructor trial (carol): right for every N > 1, raises at N = 1, where
+    # squeeze() drops the batch dimension too; the generic layer proves it by the same call at
+    # N = 2 (autograder.size_one.raises_only_at_size_one)
+    Mistake("PerSampleClippedLinear", "norms squeezed", "raised IndexError where a dimension "
+            "has size 1 (x of shape (1, 4)), and the same call runs with that dimension of "
+            "size 2", _weight_only(_NORMS + "        norms = norms.squeeze()\n"
+                                   "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                                   "        grad_weight = (grad_output * factors[:, None]).T @ x")),
     Mistake("PerSampleClippedLinear", "every sample scaled to max_norm", "small ones up too",
             _weight_only(_NORMS + "        factors = ctx.max_norm / norms.clamp(min=1e-12)\n"
                          "        grad_weight = (grad_output * factors[:, None]).T @ x")),
