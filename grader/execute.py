@@ -35,7 +35,7 @@ from .notebook_format import (SKIPPED_NOTE, cell_label, is_test_cell, output_siz
                               skipped_when_grading, stream_output)
 from .outcomes import (Outcome, classify, gave_up_faults, out_of_memory_outputs,
                        out_of_time_faults, outcome_fault)
-from .settings import Settings
+from .settings import IOPUB_TIMEOUT, Settings
 from .suspicion import suspicious_code_faults
 from .verdicts import apply_verdicts
 
@@ -84,7 +84,7 @@ class SealedExecute(Execute):
                   ).tag(config=True)
     output_limit_kb = Integer(help="output kept per cell, in KiB").tag(config=True)
     run_every_cell = Bool(help="run demo cells grading does not need, too").tag(config=True)
-    iopub_timeout = Integer(10).tag(config=True)
+    iopub_timeout = Integer(IOPUB_TIMEOUT).tag(config=True)
     shutdown_kernel = Unicode("immediate")
 
     def _from_settings(name):  # noqa: N805 (a helper that runs while the class is defined)

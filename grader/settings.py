@@ -15,6 +15,11 @@ def _setting(default, variable: str, description: str):
     return field(default=default, metadata={"variable": variable, "help": description})
 
 
+# seconds a kernel may take, once a cell's execute reply has come, to send the rest of its output
+# and say it is idle (nbclient's iopub_timeout, 4 s by default: too short for a loaded machine)
+IOPUB_TIMEOUT = 10
+
+
 @dataclass(frozen=True)
 class Settings:
     cell_timeout: int = _setting(120, "AUTOGRADER_CELL_TIMEOUT", "seconds one cell may run")

@@ -143,3 +143,28 @@ def test_make_lab_keeps_its_workspace_in_the_course():
     command = subprocess.run(["make", "--no-print-directory", "-n", "lab"], cwd=ROOT,
                              capture_output=True, text=True, check=True).stdout
     assert "--LabApp.workspaces_dir=.venv/lab-workspaces" in command
+
+
+def test_make_labs_validate_gives_each_cell_the_graders_limits(monkeypatch):
+    """Learner trial 80: Validate in `make lab` failed a notebook whose exercises all pass with a
+    raw CellTimeoutError on its Setup cell (torch's import took 21-28 s on a loaded machine, under
+    nbgrader's 30 s and 4 s limits). Does the configuration the Validate button's handler loads
+    (as it loads it: the server's working directory, then JUPYTER_CONFIG_PATH) give Execute the
+    grader's limits: AUTOGRADER_CELL_TIMEOUT seconds a cell, and the grader's wait for output?"""
+    from nbgrader.preprocessors import Execute
+    from nbgrader.server_extensions.validate_assignment.handlers import ValidateAssignmentHandler
+    from nbgrader.validator import Validator
+
+    from grader.settings import IOPUB_TIMEOUT, Settings
+
+    recipe = subprocess.run(["make", "-n", "--no-print-directory", "lab"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout
+    assert f"JUPYTER_CONFIG_PATH={ROOT / 'tools' / 'learner_lab'} " in recipe
+    monkeypatch.chdir(ROOT)  # make runs JupyterLab in the course root
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(ROOT / "tools" / "learner_lab"))
+    for given, seconds in (("", Settings.cell_timeout), ("300", 300)):
+        monkeypatch.setenv("AUTOGRADER_CELL_TIMEOUT", given)
+        config = ValidateAssignmentHandler.load_config(None)
+        execute = Execute(parent=Validator(config=config))
+        assert (execute.timeout, execute.iopub_timeout) == (seconds, IOPUB_TIMEOUT)
+    assert Settings.cell_timeout >= 120 and IOPUB_TIMEOUT >= 10
