@@ -19,7 +19,6 @@ from .left_sweep import check_left_switch, check_left_tail_sweep, check_slope_at
 from .left_tail import check_left_tail
 from .right_tail import (check_float32_overflow, check_no_switch, check_right_slope,
                          check_right_value)
-from .contracts import SOFTPLUS_CLAUSES, SOFTPLUS_RULES
 from .operators import (_quiet, check_custom_operator, fake_and_real, operator_of,
                         raised_error, registration_error, run_opcheck)
 
@@ -270,7 +269,6 @@ EXERCISES = [
              domain=Domain(SOFTPLUS, _softplus_values, prepare=operator_of(check_operator),
                            constants={"beta": Constant(1e-6, 100.0, "beta a Python float > 0, "
                                                        "tiny and large")}),
-             clauses=SOFTPLUS_CLAUSES, rules=SOFTPLUS_RULES,
              contract=("0-d and 1-D x", "beta * x in the thousands",
                        "the right side's value, to the dtype's precision",
                        "the right side's gradient, to the dtype's precision",

@@ -15,7 +15,6 @@ from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...outside_ctx import check_no_state_outside_ctx
-from .contracts import LSE_CLAUSES, LSE_RULES
 from .lse_inputs import LSE, LSE_CASES, lse_values
 from .lse_probes import (check_lse_class_state, check_lse_ctx, check_lse_form,
                          check_lse_new_memory, check_state_shared)
@@ -123,7 +122,6 @@ LSE_DOMAIN = Domain(LSE, sampled(LSE, {"x": (3, 4)}, {"dim": 1}, scale=3.0),
 EXERCISES = [
     Exercise("LogSumExp", "08_compile", lse_full,
              example=lambda: (3 * sample((3, 4), "cpu"), 1), domain=LSE_DOMAIN,
-             clauses=LSE_CLAUSES, rules=LSE_RULES,
              contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
                        "torch.vmap with per-sample gradients",
                        "|x| = 1000: values, gradients and jvp",

@@ -15,7 +15,6 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .reduced_dim import Reduction, check_dim_from_shapes, check_grad_output_unsqueezed
 from .operators import _Calls, check_custom_operator, fake_and_real, operator_of, run_opcheck
-from .contracts import SQUARED_NORM_CLAUSES, SQUARED_NORM_RULES
 from .squared_norm_vmap import (BATCH_POSITIONS, BATCHED, SQUARED_NORM, _operator_error,
                                 _vmapped, check_vmap,
                                 check_fresh_batches)
@@ -202,7 +201,6 @@ EXERCISES = [
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "
                                                       "allowed", integer=True,
                                                       also=(0,))}),
-             clauses=SQUARED_NORM_CLAUSES, rules=SQUARED_NORM_RULES,
              contract=("a dim other than the last", "negative dim", "1-D x",
                        "a rule registered with register_vmap",
                        "torch.vmap matches a loop for every dim", "the batch dim anywhere in x",

@@ -1,8 +1,11 @@
-"""Lesson 08's contracts as the learner reads them: each exercise's bullets, with
-the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+"""Lesson 08's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
-
+from ..clauses import Clause
 
 SQUARED_NORM_CLAUSES = (
     Clause("a fake implementation whose output has the real output's shape, dtype and strides;",
@@ -186,3 +189,12 @@ LSE_RULES = {
                   'LogSumExp/jvp-writes-saved-input':
                       "jvp computes the weights in x's own memory (x.sub_(...).exp_())"},
 }
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "LogSumExp": LSE_CLAUSES,
+    "softplus": SOFTPLUS_CLAUSES,
+    "squared_norm": SQUARED_NORM_CLAUSES,
+}
+RULES = {"LogSumExp": LSE_RULES, "softplus": SOFTPLUS_RULES, "squared_norm": SQUARED_NORM_RULES}
