@@ -14,7 +14,6 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .contracts import RMS_NORM_MODULE_CLAUSES, RMS_NORM_MODULE_RULES
 from .norm_graph import custom_node
 from .norm_half import (check_bfloat16_weight_range, check_half_range,
                         check_half_x_in_float32_module)
@@ -395,7 +394,6 @@ EXERCISES = [
     Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict",
                                                "float16 and bfloat16 outputs",
                                                "SGD steps beside torch.nn.RMSNorm"),
-             clauses=RMS_NORM_MODULE_CLAUSES, rules=RMS_NORM_MODULE_RULES,
              # float64 only: float32 is the battery's; no memory rule for the module (a float32
              # x computed in float64, its float64 copy saved, passes)
              domain=Domain(MODULE, _module_values, dtypes=(torch.float64,),

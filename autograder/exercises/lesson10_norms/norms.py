@@ -22,7 +22,6 @@ from .norm_saved_output import recognise_saved_output
 from .norm_saved import check_saved, check_saved_in_float32, check_saved_precision
 from .norm_offsets import check_shifted_rows
 from .norm_square import check_no_square_matrix
-from .contracts import LAYER_NORM_CLAUSES, LAYER_NORM_RULES, RMS_NORM_CLAUSES, RMS_NORM_RULES
 
 LAYER_NORM = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"),
                   lambda x, weight, bias, eps: F.layer_norm(x, x.shape[-1:], weight, bias, eps))
@@ -212,7 +211,6 @@ EXERCISES = [
              example=lambda: _example(LAYER_NORM),
              contract=("weight=None", "bias=None", "1-D x", "rows like 1e4 + N(0, 1) in float32",
                        "rows like 1e8 + N(0, 1) in float64"),
-             clauses=LAYER_NORM_CLAUSES, rules=LAYER_NORM_RULES,
              domain=Domain(LAYER_NORM, _domain_values(LAYER_NORM), constants={"eps": EPS},
                            rows_apart=Case(_rows_apart, "float32 rows such as 1e4 + N(0, 1) keep "
                                            "their accuracy, each row on its own",
@@ -220,6 +218,5 @@ EXERCISES = [
     Exercise("RMSNormFunction", "10_norms", lambda s, device: full(s, RMS_NORM, device),
              example=lambda: _example(RMS_NORM),
              contract=("weight=None", "1-D x"),
-             clauses=RMS_NORM_CLAUSES, rules=RMS_NORM_RULES,
              domain=Domain(RMS_NORM, _domain_values(RMS_NORM), constants={"eps": EPS})),
 ]

@@ -1,9 +1,11 @@
-"""Lesson 10's contracts as the learner reads them: each exercise's bullets (what it decides),
-with the checks that enforce each and a wrong answer each check fails (autograder.clauses);
-and the checks through which each exercise enforces the Function contract's rules
-(Exercise.rules), each with its witness."""
+"""Lesson 10's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
+from ..clauses import Clause
 
 # ✎ 1, 2 and 4 decide the same thing about work: what an unrequested gradient alone would use
 NO_WORK = ("Backward computes only the gradients `ctx.needs_input_grad` asks for: nothing that "
@@ -233,4 +235,19 @@ RMS_NORM_MODULE_CLAUSES = (
 
 RMS_NORM_MODULE_RULES = {
     "values": {"RMSNorm/fails-through-function": "RMSNormFunction without its projection term"},
+}
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "LayerNormFunction": LAYER_NORM_CLAUSES,
+    "RMSNormFunction": RMS_NORM_CLAUSES,
+    "RMSNorm": RMS_NORM_MODULE_CLAUSES,
+    "GroupNormFunction": GROUP_NORM_CLAUSES,
+}
+RULES = {
+    "LayerNormFunction": LAYER_NORM_RULES,
+    "RMSNormFunction": RMS_NORM_RULES,
+    "RMSNorm": RMS_NORM_MODULE_RULES,
+    "GroupNormFunction": GROUP_NORM_RULES,
 }
