@@ -57,8 +57,8 @@ _ = torch.manual_seed(0)
 # tensor autograd saves while it is active, and `unpack` when backward reads it back. The
 # meter in the next (collapsed) cell uses them to count **activation bytes**: it skips the
 # parameters, counts each piece of memory once, and notices when autograd lets go of a saved
-# tensor, so it also knows the **peak**. It also defines `deep_mlp` (blocks of `Linear` then
-# `GELU`) and `kib`; the cell after it measures.
+# tensor, so it also knows the **peak**. The cell after it measures a `deep_mlp` (blocks of
+# `Linear` then `GELU`).
 
 # %% jupyter={"source_hidden": true}
 def deep_mlp(depth=16, width=128, seed=0):
@@ -178,70 +178,11 @@ my_best_k = None   # your step 4: lambda n, a: ...
 
 
 # %%
-# count_peak walks backward over the k segments and counts the units alive at each step. It
-# lives in the library: its counting is your derivation, kept out of sight until yours is ✓.
-from autograder.exercises.lesson05_checkpointing.checkpoint_memory import count_peak
+# check_peak counts the units alive, segment by segment, and compares yours. It lives in the
+# library: its counting is your derivation, kept out of sight until yours is ✓.
+from autograder.exercises.lesson05_checkpointing.checkpoint_memory import check_peak
 
-peak_right = False
-if my_peak is None:
-    print("Write your M(k) into my_peak first.")
-else:
-    cases, rows = [(16, 2, 1), (16, 2, 4), (16, 2, 16), (64, 1, 8), (12, 3, 6)], []
-    for n, a, k in cases:
-        try:
-            rows.append((n, a, k, count_peak(n, a, k), float(my_peak(n, a, k))))
-        except Exception as error:  # shown, not raised: Run All goes on
-            print(f"n = {n:2}, a = {a}, k = {k:2}: my_peak raises {type(error).__name__}: "
-                  f"{(str(error).splitlines() or [''])[0]} ✗")
-    # one unit less on every line: the shared segment input counted once, also right
-    once = len(rows) == len(cases) and all(math.isclose(y, c - 1) for *_, c, y in rows)
-    right = once or all(math.isclose(y, c) for *_, c, y in rows)
-    for n, a, k, counted, yours in rows:  # the count is shown only once every line is ✓
-        if right:
-            print(f"n = {n:2}, a = {a}, k = {k:2}: counted {counted:3}, yours {yours:6.2f} ✓")
-        else:
-            print(f"n = {n:2}, a = {a}, k = {k:2}: yours {yours:6.2f}",
-                  "✓" if math.isclose(yours, counted) else
-                  f"✗ (too {'high' if yours > counted else 'low'})")
-    if once:
-        print("✓ you counted the shared input once, as the meter will; the count here has it "
-              "twice (step 2): one unit apart, the same best k")
-    peak_right = len(rows) == len(cases) and right
-if peak_right:  # 5 does not divide 16: is k a real number in your M(k)?
-    try:
-        at_5 = float(my_peak(16, 2, 5))
-    except Exception as error:  # shown, not raised: Run All goes on
-        at_5 = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
-    if at_5 in (5 + 16 // 5 * 2 - once, 5 + -(-16 // 5) * 2 - once):
-        print(f"n = 16, a = 2, k =  5: yours {at_5:6.2f}; step 4 treats k as a real number: "
-              "does your M(k) round n / k somewhere? ✗")
-        peak_right = False
-    elif not isinstance(at_5, float):
-        print(f"n = 16, a = 2, k =  5: my_peak raises {at_5}; step 4 needs k real ✗")
-        peak_right = False
-if my_best_k is not None and not peak_right:
-    print("my_best_k: checked once every my_peak line above is ✓ (the check uses your my_peak)")
-elif my_best_k is not None:
-    try:
-        for n, a in [(16, 2), (64, 1), (48, 3)]:
-            grid = [1 + i / 1000 for i in range(1000 * (n - 1) + 1)]  # real k from 1 to n
-            best_real = min(grid, key=lambda k: my_peak(n, a, k))  # by search, not by formula
-            mine = float(my_best_k(n, a))  # the search's k is shown only once yours is on it
-            if math.isclose(mine, best_real, rel_tol=1e-2):
-                print(f"n = {n:2}, a = {a}: your best k {mine:6.2f}: the smallest of M(k) over "
-                      "real k is there ✓")
-            else:
-                print(f"n = {n:2}, a = {a}: your best k {mine:6.2f}: M(k) is smaller at some "
-                      f"{'larger' if best_real > mine else 'smaller'} k; where is dM/dk = 0? ✗")
-        smallest = {n: my_peak(n, 2, my_best_k(n, 2)) for n in (16, 64, 256)}
-        print("a = 2, the smallest peak for n = 16, 64, 256 blocks:",
-              ", ".join(f"{m:.2f}" for m in smallest.values()), "(how does it grow with n?)")
-        print("n = 16, a = 2, whole k near the best:", ", ".join(
-            f"M({k}) = {my_peak(16, 2, k):.2f}" for k in (4, 5, 6, 7, 8)),
-            "(which k would you pick? appendix A.2 measures every k)")
-    except Exception as error:  # shown, not raised: Run All goes on
-        print(f"my_best_k raises {type(error).__name__}:",
-              (str(error).splitlines() or [""])[0], "✗")
+peak_right = check_peak(my_peak, my_best_k)
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after every line above is ✓</summary>
@@ -269,7 +210,7 @@ elif my_best_k is not None:
 # $$\text{fancy}'(x) = (1 - t^2)\,s + 2\,t\,s\,(1 - s) + 3x^2 .$$
 #
 # So forward passes `x` to `save_for_backward` and nothing else, and backward computes $t$ and
-# $s$ a second time from `x`, then applies the chain rule by hand, as in lesson 00. Its
+# $s$ a second time from `x`, then applies the chain rule by hand. Its
 # `forward` calls `fancy(x)` with no precautions, and the meter below still sees only `x`
 # kept: `Function.apply` runs forward with autograd off, so `fancy`'s ops record nothing and
 # save nothing.
@@ -309,8 +250,7 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 #
 # **When you cannot write the derivative.** A checkpoint wraps a block it knows nothing about,
 # a function `run_fn` handed to it. Its backward cannot apply a formula: it runs `run_fn` again
-# so that autograd records the block's graph, and differentiates that. (Is anything recorded
-# inside an ordinary `backward`? Lesson 04's quick question 1 asked it.) Three predictions
+# so that autograd records the block's graph, and differentiates that. Three predictions
 # decide the rest; write them now, in one cell.
 #
 # **A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph, whose leaf is
@@ -661,13 +601,6 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
 
 # %% [markdown]
-# <details><summary><b>Why torch's keeps more</b> (optional)</summary>
-#
-# Its `checkpoint_sequential` runs the **last** segment without checkpointing, since backward
-# needs those activations first anyway.
-# </details>
-
-# %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
 #
 # Checkpointing keeps a block's inputs. A **reversible** block keeps only its outputs: its
@@ -825,8 +758,8 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # <details><summary><b>What it costs</b> (open once your block passes)</summary>
 #
 # Inverting without grad, then recomputing with grad, runs $f$ and $g$ twice each. RevNet's
-# algorithm (Gomez et al., Algorithm 1) calls each once: the call that helps rebuild an input
-# is made with grad, on a fresh leaf, and serves both purposes. Both are accepted.
+# Algorithm 1 calls each once, with grad, on a fresh leaf: one call serves both purposes.
+# Both pass.
 # </details>
 
 # %% [markdown]
@@ -841,8 +774,8 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # segments, $a$ being what one block keeps, the activation memory of an $n$-block network grows
 # like $\sqrt{n}$, for about one extra forward per step; segments hold whole blocks, so spread
 # the remainder and keep the longest segment as short as $k$ segments allow. A reversible block
-# keeps only its outputs. A stack of them keeps memory constant only if it keeps just the last
-# block's outputs and rebuilds the rest going down (appendix A.1).
+# keeps only its outputs; a stack of them keeps memory constant only if it keeps the last
+# block's alone (appendix A.1).
 # Next lesson: a backward written entirely by hand, for attention, where the activations grow
 # with the square of the sequence length.
 
@@ -1780,7 +1713,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
-# | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
+# | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k/2$ times as long as the best split's: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
 #
 # Rarer ones, each also named by your self-checks, follow. And one misconception:

@@ -16,6 +16,7 @@ from .checkpoint_blocks import WIDTH, _linear, learner_raised, parameters_of
 
 
 def _check_untouched(who: str, frozen: nn.Module, mistake: str) -> None:
+    exercise_name = who
     for name, parameter in parameters_of(frozen).items():
         if parameter.grad is not None and parameter.requires_grad:  # it was frozen: unfrozen
             raise GradingError(
@@ -23,7 +24,7 @@ def _check_untouched(who: str, frozen: nn.Module, mistake: str) -> None:
                 "call, True after it) and gave it a .grad: something it ran set requires_grad "
                 "to True on the caller's frozen parameters (a module's requires_grad_(True) sets "
                 f"every one of them), where a plain run leaves them frozen "
-                f"{rule_reference('caller')}", mistake=f"{who}/changes-caller-state")
+                f"{rule_reference('caller')}", mistake=f"{exercise_name}/changes-caller-state")
         if parameter.grad is not None:
             raise GradingError(
                 f"{who} gave the frozen parameter {name} (requires_grad=False) a .grad: a plain "
