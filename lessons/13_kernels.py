@@ -294,8 +294,8 @@ check_silu_design(my_saved, my_backward_launch)  # what you save; where the kern
 #   `torch.compile(fullgraph=True)` pass;
 # - the arithmetic in your kernels (the host only allocates, views, copies and casts); float16
 #   and bfloat16 computed in float32, every product included, and returned in the input's dtype;
-# - `setup_context` saves no tensor beyond `a` and `b`; finite wherever silu is, and each
-#   gradient a tensor of its own.
+# - `setup_context` saves `a` and `b` as given (no copy) and no other tensor; finite wherever
+#   silu is, and each gradient a tensor of its own.
 #
 # Re-running the cell redefines the operators: re-run the cells that use them too. The
 # self-check takes tens of seconds on a CPU, where every one of its checks runs your kernels in

@@ -38,9 +38,10 @@ SILU_MUL_CLAUSES = (
                                                  "float16",
             "silu_mul/half-step-in-float16":
                 "float16: sigmoid in float32, the two products in float16"}),
-    Clause("`setup_context` saves no tensor beyond `a` and `b`; finite wherever silu is, and "
-           "each gradient a tensor of its own.",
+    Clause("`setup_context` saves `a` and `b` as given (no copy) and no other tensor; finite "
+           "wherever silu is, and each gradient a tensor of its own.",
            {"silu_mul/saves-extra-tensor": "setup_context saves a, b and the output y (unused)",
+            "silu_mul/saves-input-copy": "a.contiguous() and b.contiguous() saved",
             "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
             "silu_mul/not-finite-at-zero":
                 "silu and sigmoid recovered from the saved output, y / b and silu / a",
@@ -53,6 +54,8 @@ SILU_MUL_RULES = {
                "case:past 2**20 elements":
                    "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
                "silu_mul/strided-read-as-flat": "non-contiguous inputs read as flat memory",
+               "silu_mul/output-takes-input-strides":
+                   "the output made with empty_like(a) before a.contiguous()",
                "silu_mul/grad-output-expanded": "grad_output not made contiguous",
                "silu_mul/float64-gate-saturated":
                    "sigmoid taken as 1 past a = 15 (a float32-tuned fast path)",
@@ -110,6 +113,8 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D",
             "rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
+            "rms_norm_rows/weight-out-of-projection":
+                "the weight left out of the projection's row sum",
             "rms_norm_rows/row-sum-not-averaged":
                 "the row's sum where the gradient needs its mean (no 1/D)",
             "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight",

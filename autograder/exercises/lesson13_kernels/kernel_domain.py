@@ -14,7 +14,7 @@ from contextlib import contextmanager, nullcontext
 
 import torch
 
-from ...domain import Operator
+from ...domain import Domain, Operator
 
 # rule 3's generic memory check measures NumPy's arrays too: under Triton's interpreter those are
 # the interpreter's host copies of every argument, not the learner's; kernel_memory grades a
@@ -166,6 +166,28 @@ def check_frozen_inputs_get_none(name: str, call, args: tuple) -> None:
                     f"needs no gradient (autograd throws the tensor away) "
                     f"{rule_reference('gradients')}",
                     mistake=f"{name}/computes-frozen-gradient")
+
+
+def check_default_device_frozen(spec, call, values: dict, device) -> None:
+    """Rule 1's default device (autograder.default_device, which runs every input requiring
+    grad) with each floating input frozen in turn: the placeholder a backward operator makes
+    for a gradient not needed is made only then."""
+    from ...default_device import _check_case
+
+    if device.type != "cpu":
+        return  # on a GPU the default device is the CPU already: every check sees it there
+    names = list(values)
+    for frozen, value in values.items():
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+            continue
+        index = names.index(frozen)
+
+        def partly_frozen(*args, index=index):
+            return call(*(a.detach() if i == index else a for i, a in enumerate(args)))
+        _check_case(Domain(spec, lambda device: values), Operator(partly_frozen), device, values,
+                    f"forward and backward on CPU inputs of shape {tuple(value.shape)}, "
+                    f"{frozen} requiring no grad, with the default device another one, as on a "
+                    "GPU, where the inputs are on cuda and the default device is the CPU")
 
 
 def kernel_operator(name: str, *, launches_counted_past: int | None = None):

@@ -31,22 +31,31 @@ def _grad_outputs(out: torch.Tensor) -> dict:
     return layouts
 
 
-def check_backward_fakes(name: str, function, args: tuple) -> None:
+def check_backward_fakes(name: str, function, args: tuple, names: tuple = ()) -> None:
     """Every operator the backward of ``function(*args)`` calls that its forward does not,
     called again on fake copies of its arguments: the same shapes, dtypes and strides, with
     grad_output contiguous, transposed and expanded (a fake returning grad's layout is wrong
-    for the last two when the real operator returns a contiguous gradient)."""
-    leaves = [a.detach().clone().requires_grad_(a.is_floating_point())
-              if isinstance(a, torch.Tensor) else a for a in args]
-    forward = {op for op, _, _ in operator_calls(lambda: function(*leaves))}
-    out = function(*leaves)
-    wanted = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
-    for layout, grad_output in _grad_outputs(out).items():
-        calls = operator_calls(lambda: torch.autograd.grad(out, wanted, grad_output,
-                                                           retain_graph=True))
-        for operator, op_args, op_kwargs in calls:
-            if operator not in forward:
-                _compare_fake(name, operator, op_args, op_kwargs, layout)
+    for the last two when the real operator returns a contiguous gradient); then, grad_output
+    contiguous, with each floating input (named by ``names``) frozen in turn: the operator
+    told that a gradient is not needed, whose fake must say what the real one returns then."""
+    floating = [i for i, a in enumerate(args)
+                if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    for frozen in [None, *(floating if len(floating) > 1 else ())]:
+        leaves = [a.detach().clone().requires_grad_(a.is_floating_point() and i != frozen)
+                  if isinstance(a, torch.Tensor) else a for i, a in enumerate(args)]
+        forward = {op for op, _, _ in operator_calls(lambda: function(*leaves))}
+        out = function(*leaves)
+        wanted = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+        layouts = _grad_outputs(out)
+        if frozen is not None:
+            what = names[frozen] if frozen < len(names) else f"input {frozen}"
+            layouts = {f"contiguous, {what} requiring no grad": layouts["contiguous"]}
+        for layout, grad_output in layouts.items():
+            calls = operator_calls(lambda: torch.autograd.grad(out, wanted, grad_output,
+                                                               retain_graph=True))
+            for operator, op_args, op_kwargs in calls:
+                if operator not in forward:
+                    _compare_fake(name, operator, op_args, op_kwargs, layout)
 
 
 def _compare_fake(name: str, operator, op_args, op_kwargs, layout: str) -> None:
@@ -61,9 +70,10 @@ def _compare_fake(name: str, operator, op_args, op_kwargs, layout: str) -> None:
                 f"operator returns shape {_layout(truth)[0]}, {_layout(truth)[1]}, strides "
                 f"{_layout(truth)[2]} (the saved inputs here are transposed views, grad_output "
                 f"{layout}): the register_fake of the operator called in backward must describe "
-                "its real outputs whatever layout grad_output arrives in, strides included "
-                "(opcheck of that operator fails on it): return the layout it returns "
-                "(empty_like(t) alone keeps t's strides)",
+                "its real outputs whatever layout grad_output arrives in and whichever "
+                "gradients are needed, strides included (opcheck of that operator fails on it)"
+                + ("" if mine.shape != truth.shape else
+                   ": return the layout it returns (empty_like(t) alone keeps t's strides)"),
                 mistake=f"{name}/backward-fake-mismatch")
 
 

@@ -54,6 +54,19 @@ def row_sum_not_averaged(got_x: torch.Tensor, values: dict) -> bool:
     return bool(torch.allclose(got_x.detach().double(), summed, rtol=1e-4, atol=1e-6))
 
 
+def weight_out_of_projection(got_x: torch.Tensor, values: dict) -> bool:
+    """grad_x = r (w - x_hat * mean(x_hat)) (grad_output ones): the closed form with the
+    weight left out of the row's sum, mean_k(g_k x_hat_k) where the gradient has
+    mean_k(g_k w_k x_hat_k); the two differ wherever the weight is not all ones."""
+    rows, rstd = _normalised(values)
+    if not rows.numel() or got_x.shape != rows.shape or rows.shape[-1] < 2:
+        return False
+    x_hat = rows * rstd
+    unweighted = rstd * (values["weight"].detach().double()
+                         - x_hat * x_hat.mean(-1, keepdim=True))
+    return bool(torch.allclose(got_x.detach().double(), unweighted, rtol=1e-4, atol=1e-6))
+
+
 def _run(function, values: dict) -> tuple:
     """(y, grad_x, grad_weight) of ``function`` with grad_output all ones."""
     x, weight = (values[n].detach().clone().requires_grad_() for n in ("x", "weight"))

@@ -12,7 +12,8 @@ from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_ROWS_CLAUSES, RMS_NORM_ROWS_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery, operator_calls)
-from .kernel_domain import KERNEL_MEMORY_CLAUSE, check_frozen_inputs_get_none, kernel_operator
+from .kernel_domain import (KERNEL_MEMORY_CLAUSE, check_default_device_frozen,
+                            check_frozen_inputs_get_none, kernel_operator)
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_globals import check_no_global_rebound
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
@@ -30,7 +31,8 @@ from ..shared.call_state import check_calls_of_two_sizes
 from .rms_norm_float16 import check_float16_steps, check_half_squares
 from .rms_norm_probes import (_run, check_no_buffer_kept, check_saves_rstd, direct_path_only,
                               half_rstd, name_rows_left_out, one_rows_contribution_per_column,
-                              row_results_right, row_sum_not_averaged)
+                              row_results_right, row_sum_not_averaged,
+                              weight_out_of_projection)
 from .rms_norm_weight import check_zero_weight, name_division_by_weight
 from ...tolerances import Tolerance
 
@@ -60,6 +62,13 @@ def check_rows(function, values: dict) -> None:
                 "depends on every x_k of the row. Which sum does that add? my_dy0_dx1, above "
                 "the exercise's answer cell, checks one Jacobian entry that only it reaches", error.details,
                 case=f"x of shape {shape}", mistake="rms_norm_rows/direct-path-only") from error
+        if got_x is not None and weight_out_of_projection(got_x, values):
+            raise GradingError(
+                "rms_norm_rows's gradient for x is the closed form with the weight left out of "
+                "the row's sum: it matches a sum over k of g_k x_hat_k where each y_k reaches x "
+                "through r as w_k x_hat_k. my_dy0_dx1, above the exercise's answer cell, checks "
+                "one Jacobian entry of that path", error.details, case=f"x of shape {shape}",
+                mistake="rms_norm_rows/weight-out-of-projection") from error
         if got_x is not None and row_sum_not_averaged(got_x, values):
             raise GradingError(
                 f"rms_norm_rows's gradient for x is the closed form with the row's sum "
@@ -245,7 +254,8 @@ def check_fake(function, device) -> None:
     cases = [("", (x, weight, eps)), (" for a transposed x", (transposed, weight64, eps))]
     check_output_fakes("rms_norm_rows", function, cases,
                        "return the layout your operator returns")
-    check_backward_fakes("rms_norm_rows", function, (transposed, weight64, eps))
+    check_backward_fakes("rms_norm_rows", function, (transposed, weight64, eps),
+                         ("x", "weight"))
 
 
 def rms_norm_rows_full(function, device) -> None:
@@ -290,6 +300,8 @@ def rms_norm_rows_full(function, device) -> None:
         covers("None for an input that needs no gradient")
         check_frozen_inputs_get_none("rms_norm_rows", function, tuple(
             _values((4, 7), device, seed=33, dtype=torch.float32).values()))
+        check_default_device_frozen(RMS_NORM_ROWS, function, _values(
+            (4, 7), torch.device(device), seed=33, dtype=torch.float32), torch.device(device))
         check_no_global_rebound("rms_norm_rows", function, lambda: _run(function, _values(
             (9, 6), device, seed=32, dtype=torch.float32)))
         # last: a kept output or a stale one is named by the checks above

@@ -11,7 +11,8 @@ from ...exercise import Exercise, sample
 from .contracts import SILU_MUL_CLAUSES, SILU_MUL_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery)
-from .kernel_domain import KERNEL_MEMORY_CLAUSE, check_frozen_inputs_get_none, kernel_operator
+from .kernel_domain import (KERNEL_MEMORY_CLAUSE, check_default_device_frozen,
+                            check_frozen_inputs_get_none, kernel_operator)
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_globals import check_no_global_rebound
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
@@ -25,23 +26,38 @@ from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
 
 
 def check_saves_inputs_only(silu_mul, device) -> None:
-    """What setup_context saves for backward is a and b alone (their memory, as given): the
-    output y, or any tensor forward made, is an activation kept alive until backward."""
+    """What setup_context saves for backward is a and b alone, their memory as given: the
+    output y, any tensor forward made, or a contiguous copy of an input is an activation kept
+    alive until backward. a and b are SwiGLU's halves, h.chunk(2, -1): not contiguous, so
+    a.contiguous() is a copy."""
     covers("saves nothing beyond a and b")
-    inputs = make_inputs(silu_mul_values((3, 5), device, seed=21))
+    values = silu_mul_values((3, 5), device, seed=21)
+    h = torch.cat((values["a"], values["b"]), -1).requires_grad_()
+    inputs = dict(zip(("a", "b"), h.chunk(2, -1)))
     try:
         saved = run_forward(Calls(silu_mul), SILU_MUL, inputs).saved
     except Exception:  # noqa: BLE001 -- a probe: the checks before it name a failing call
         return
     extra = next((s for s in saved if s.tensor is not None and not s.role.startswith("input")),
                  None)
-    if extra is not None:
-        what = "the output y" if extra.role == "output" else "a tensor that is neither a nor b"
+    if extra is None:
+        return
+    copied = next((n for n, v in inputs.items() if v.shape == extra.tensor.shape
+                   and torch.equal(v.detach().to(extra.dtype), extra.tensor.detach())), None)
+    if copied is not None:
         raise GradingError(
-            f"silu_mul saves an extra tensor of shape {extra.shape} ({what}) for backward: the "
-            "contract saves no tensor beyond the inputs a and b, from which (with g) both "
-            "gradients are computed; saving more keeps a whole extra activation in memory until "
-            "backward runs", mistake="silu_mul/saves-extra-tensor")
+            f"silu_mul saves a copy of {copied} for backward ({extra.dtype}, shape "
+            f"{extra.shape}, not {copied}'s memory), with a and b the halves of h.chunk(2, -1), "
+            f"as SwiGLU splits its projection: {copied} is not contiguous there, so a "
+            f"contiguous (or cast) copy of it is new memory. The caller keeps h alive anyway: "
+            "the copy is a whole extra activation held until backward, where the contract "
+            "saves a and b as given", mistake="silu_mul/saves-input-copy")
+    what = "the output y" if extra.role == "output" else "a tensor that is neither a nor b"
+    raise GradingError(
+        f"silu_mul saves an extra tensor of shape {extra.shape} ({what}) for backward: the "
+        "contract saves no tensor beyond the inputs a and b, from which (with g) both "
+        "gradients are computed; saving more keeps a whole extra activation in memory until "
+        "backward runs", mistake="silu_mul/saves-extra-tensor")
 
 
 def check_non_contiguous(silu_mul, device) -> None:
@@ -63,11 +79,46 @@ def check_non_contiguous(silu_mul, device) -> None:
                 checked_call(silu_mul, dense)
             except GradingError:
                 raise error from None
+            if (written := _written_flat(silu_mul, values)) is not None:
+                raise GradingError(
+                    f"silu_mul is right for contiguous inputs but wrong for the same values in "
+                    f"a transposed or strided view, and its {written[0]} has strides "
+                    f"{written[1]}, those of the input {written[2]}, while its memory read in "
+                    f"flat order holds the right values: the kernel writes a contiguous "
+                    f"result, but the tensor it writes into took {written[2]}'s layout "
+                    f"(torch.empty_like keeps its argument's strides: was it made before "
+                    f"{written[2]}.contiguous()?)", error.details, case=where,
+                    mistake="silu_mul/output-takes-input-strides") from error
             raise GradingError(
                 "silu_mul is right for contiguous inputs but wrong for the same values in a "
                 "transposed or strided view: a kernel indexes flat memory, so make the inputs "
                 "contiguous on the host (a.contiguous()) or pass their strides to the kernel",
                 error.details, case=where, mistake="silu_mul/strided-read-as-flat") from error
+
+
+def _written_flat(silu_mul, values: dict) -> tuple | None:
+    """(what, its strides, the input whose strides it has) for the output or a gradient that
+    is not contiguous, has an input's strides, and holds the right values when its memory is
+    read in contiguous order (a kernel that writes flat into a buffer made like the input);
+    None when no result is such."""
+    leaves = {n: v.detach().clone().requires_grad_() for n, v in values.items()}
+    try:
+        y = silu_mul(*leaves.values())
+        grads = torch.autograd.grad(y, tuple(leaves.values()), torch.ones_like(y))
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return None
+    truth_y = SILU_MUL.reference(*leaves.values())
+    truths = torch.autograd.grad(truth_y, tuple(leaves.values()), torch.ones_like(truth_y))
+    for what, got, truth in [("output y", y, truth_y), *(
+            (f"gradient for {n}", g, t) for n, g, t in zip(leaves, grads, truths))]:
+        if not isinstance(got, torch.Tensor) or got.is_contiguous() or got.shape != truth.shape:
+            continue
+        like = next((n for n, v in values.items() if v.stride() == got.stride()), None)
+        flat = torch.as_strided(got.detach(), got.shape, torch.empty_like(
+            got, memory_format=torch.contiguous_format).stride(), got.storage_offset())
+        if like is not None and torch.allclose(flat, truth.detach(), rtol=1e-6, atol=1e-9):
+            return what, got.stride(), like
+    return None
 
 
 def check_zeros(silu_mul, device) -> None:
@@ -167,7 +218,7 @@ def check_fake(silu_mul, device) -> None:
     check_output_fakes("silu_mul", silu_mul, [("", (a, b)),
                                               (" for a transposed a and b", (a64.t(), b64.t()))],
                        "the kernel writes a contiguous output, so return one")
-    check_backward_fakes("silu_mul", silu_mul, (a64.t(), b64.t()))
+    check_backward_fakes("silu_mul", silu_mul, (a64.t(), b64.t()), ("a", "b"))
 
 
 def silu_mul_full(silu_mul, device) -> None:
@@ -240,6 +291,8 @@ def silu_mul_full(silu_mul, device) -> None:
             silu_mul_values((4, 7), device, seed=33, dtype=torch.float32).values()))
         check_unneeded_not_stored("silu_mul", silu_mul, silu_mul_values(
             (4, 7), device, seed=33, dtype=torch.float32), ("a", "b"))
+        check_default_device_frozen(SILU_MUL, silu_mul, silu_mul_values(
+            (4, 7), torch.device(device), seed=33, dtype=torch.float32), torch.device(device))
         check_saves_inputs_only(silu_mul, device)
         check_no_global_rebound("silu_mul", silu_mul, _one_call(silu_mul, device, torch.float32))
         # last: a kept output or a stale one is named by the checks above

@@ -1,6 +1,7 @@
 """Lesson 13: answers about the Function contract's rules and what setup_context saves (review
 75). silu_mul: the output saved as well as a and b (the contract saves no tensor beyond them),
-an empty input returned as the output, a call counter in a module global (rule 4), the output
+contiguous copies of a and b saved and a placeholder made without device= (review 80), an
+empty input returned as the output, a call counter in a module global (rule 4), the output
 allocated without device= (rule 1's device clause, seen on a GPU only), both gradients returned
 when one input requires grad (rule 2); rms_norm_rows: a count
 in a module global, the weight's gradient returned when only x requires grad (rule 2), the
@@ -34,6 +35,20 @@ MISTAKES = [
             "made a tensor on the default device (torch.empty without device=)",
             _edit(SILU_MUL, ("    y = torch.empty_like(a)\n    silu_mul_kernel",
                              "    y = torch.empty(a.shape, dtype=a.dtype)\n    silu_mul_kernel"))),
+    # review 80's W19: a copy of each input saved, seen where a and b are SwiGLU's halves,
+    # h.chunk(2, -1), not contiguous (for a contiguous input .contiguous() is the input itself)
+    Mistake("silu_mul", "a.contiguous() and b.contiguous() saved",
+            "silu_mul saves a copy of a for backward", _edit(
+                SILU_MUL, ("    ctx.save_for_backward(*inputs)",
+                           "    ctx.save_for_backward(*(t.contiguous() for t in inputs))"))),
+    # review 80's W55: the empty placeholder for a gradient not needed made without device=,
+    # seen by the default-device probe run with one input frozen
+    Mistake("silu_mul", "the placeholder for a gradient not needed made without device=",
+            "made a tensor on the default device (torch.empty without device=)", _edit(
+                SILU_MUL, ("    grad_a = torch.empty_like(a) if need_a else a.new_empty(0)\n"
+                           "    grad_b = torch.empty_like(b) if need_b else b.new_empty(0)\n",
+                           "    grad_a = torch.empty_like(a) if need_a else torch.empty(0, dtype=a.dtype)\n"
+                           "    grad_b = torch.empty_like(b) if need_b else torch.empty(0, dtype=b.dtype)\n"))),
     Mistake("silu_mul", "a call counter in a module global",
             "the module global CALLS went from", _edit(
                 SILU_MUL, ("BLOCK = 1024\n", "BLOCK = 1024\nCALLS = 0\n"),

@@ -1,6 +1,7 @@
 """Lesson 13: silu_mul's answers whose kernels, launches or registrations go wrong in ways the
 targeted probes name (half-precision steps, buffers and sizes kept between calls, outputs
-sharing memory, a saved output divided back, a triton_op), and correct ones written otherwise."""
+sharing memory, a saved output divided back, a triton_op, a backward fake that ignores the need
+flags, an output made like a transposed input), and correct ones written otherwise."""
 
 from .. import Mistake, Unusual
 from .common import _edit
@@ -23,6 +24,20 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # review 80's W31: opcheck of the backward operator with b frozen fails on this fake
+    Mistake("silu_mul", "the backward operator's fake always returns two full-size gradients",
+            "its fake implementation gives output 0 shape", _edit(
+                SILU_MUL, ("    return (torch.empty_like(a, memory_format=torch.contiguous_format) if need_a\n"
+                           "            else a.new_empty(0),\n"
+                           "            torch.empty_like(b, memory_format=torch.contiguous_format) if need_b\n"
+                           "            else b.new_empty(0))",
+                           "    return (torch.empty_like(a, memory_format=torch.contiguous_format),\n"
+                           "            torch.empty_like(b, memory_format=torch.contiguous_format))"))),
+    # review 80's W8: y made like a transposed a, then the inputs made contiguous
+    Mistake("silu_mul", "the output made with empty_like(a) before a.contiguous()",
+            "the tensor it writes into took a's layout", _edit(
+                SILU_MUL, ("    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)\n",
+                           "    y = torch.empty_like(a)\n    a, b = a.contiguous(), b.contiguous()\n"))),
     Mistake("silu_mul", "silu and sigmoid recovered from the saved output, y / b and silu / a",
             "not finite where a or b is 0", SILU_FROM_SAVED_OUTPUT),
     Mistake("silu_mul", "two gradients returned as views of one buffer",
