@@ -8,15 +8,17 @@ import torch
 from ...checks import case
 from ...errors import GradingError
 from ...exercise import sample
+from .lse_grad_output import check_lse_grad_output_kept
 from .lse_inputs import lse_values
 from .lse_transforms import _transform_error
 
 
 def check_lse_second_derivative(function, device) -> None:
     """backward differentiated once more (create_graph=True, as gradgradcheck and a
-    Hessian-vector product do) agrees with torch.logsumexp's second derivative: backward must
-    compute from tensors autograd can trace back to x, since forward and setup_context run
-    without recording a graph."""
+    Hessian-vector product do) agrees with torch.logsumexp's second derivative, with respect to
+    x and then to grad_output: backward must compute from tensors autograd can trace back to x,
+    since forward and setup_context run without recording a graph, and keep grad_output in
+    the graph."""
     # the last: a transposed x, where a copy of x saved for backward (x.contiguous()) is one
     for seed, (shape, dim) in enumerate([((3, 4), 1), ((2, 3, 4), -2), ((5,), 0), ((3, 4), 0)]):
         x = lse_values(shape[::-1] if seed == 3 else shape, device, seed=40 + seed,
@@ -72,6 +74,7 @@ def check_lse_second_derivative(function, device) -> None:
                     "forward or setup_context, or detached), so autograd misses how it moves "
                     "with x", f"got {got.detach()}, expected {want}",
                     mistake="LogSumExp/second-derivative-wrong")
+            check_lse_grad_output_kept(function, x, dim, seed)
 
 
 def _saved_all_traced(out) -> bool:

@@ -7,6 +7,7 @@ import re
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
+from ...batched_backward import check_backward_batches
 from ...checks import case
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
@@ -14,6 +15,7 @@ from ...explain import _explain_runtime_error
 from ...exercise import sample
 from ...failure import learner_frames
 from ...function_contract import rule_reference
+from .lse_grad_output import check_lse_grad_output_kept
 from .lse_inputs import LSE
 
 
@@ -121,10 +123,24 @@ def check_lse_vmap(function, values: dict) -> None:
 def check_lse_gradcheck(function, values: dict, *, batched: bool = False) -> None:
     """gradcheck in float64, forward mode (the learner's jvp) and reverse mode."""
     x, dim = values["x"].detach().clone().requires_grad_(), values["dim"]
+    if batched:  # a .data read kills the kernel under the batched check's legacy vmap
+        try:
+            check_backward_batches("LogSumExp", lambda t: function.apply(t, dim), (x,))
+        except GradingError:
+            check_lse_grad_output_kept(function, x, dim)
+            raise
     try:
         torch.autograd.gradcheck(lambda t: function.apply(t, dim), (x,), eps=1e-6, atol=1e-5,
                                  check_forward_ad=True, check_batched_grad=batched)
     except GradcheckError as error:
+        if "While computing batched gradients" in str(error):
+            check_lse_grad_output_kept(function, x, dim)
+            op = re.search(r"Batching rule not implemented for (aten::[\w.]+)", str(error))
+            raise GradingError(
+                f"gradcheck's batched check (check_batched_grad=True) failed for LogSumExp with "
+                f"dim={dim}: run under torch's legacy vmap over a batch of grad_outputs, backward "
+                f"calls {op[1] if op else 'an op'}, which that vmap cannot batch; the gradients "
+                "themselves were not compared", str(error)) from error
         forward = "forward mode" in str(error)
         mode, where = ("forward", "jvp") if forward else ("reverse", "backward")
         raise GradingError(f"gradcheck (check_forward_ad=True) failed in {mode} mode for "

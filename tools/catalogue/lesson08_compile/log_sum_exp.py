@@ -330,7 +330,7 @@ class LogSumExp(torch.autograd.Function):
                         "        if not torch.isfinite(m).all():\n"
                         "            m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))\n"))),
     Mistake("LogSumExp", "a gradient returned for dim",
-            "backward returned a gradient for dim, which is not a tensor",
+            "backward returned a tensor of zeros for dim, an input that is not a tensor",
             _edit(LSE, ("(x - output.unsqueeze(ctx.dim)).exp(), None",
                         "(x - output.unsqueeze(ctx.dim)).exp(), torch.zeros(())")),
             named=True),
@@ -554,4 +554,27 @@ MISTAKES += [
                         "ctx.dim)).exp(), None",
                         "        p = torch.softmax(x.detach(), ctx.dim)\n"
                         "        return grad_output.unsqueeze(ctx.dim) * p, None"))),
+]
+
+# review s80b's L1, L1b, L1c: backward cuts grad_output from the graph, so the second derivative
+# with respect to grad_output (gradgradcheck's input 1) is lost. L1b passed both checks before;
+# L1 was named by the batched gradcheck's missing vmap rule for detach as a finite-difference
+# mismatch; L1c's .data killed the kernel under the batched gradcheck's legacy vmap.
+MISTAKES += [
+    Mistake("LogSumExp", "backward reads grad_output.detach()",
+            "LogSumExp's backward cuts grad_output from the graph",
+            _edit(LSE, (_LSE_BWD,
+                        "        return grad_output.detach().unsqueeze(ctx.dim) * "
+                        "(x - output.unsqueeze(ctx.dim)).exp(), None"))),
+    Mistake("LogSumExp", "backward copies grad_output under torch.no_grad()",
+            "LogSumExp's backward cuts grad_output from the graph",
+            _edit(LSE, (_LSE_BWD,
+                        "        with torch.no_grad():\n"
+                        "            g = grad_output.unsqueeze(ctx.dim) * 1.0\n"
+                        "        return g * (x - output.unsqueeze(ctx.dim)).exp(), None"))),
+    Mistake("LogSumExp", "backward reads grad_output.data",
+            "LogSumExp's backward cuts grad_output from the graph",
+            _edit(LSE, (_LSE_BWD,
+                        "        return grad_output.data.unsqueeze(ctx.dim) * "
+                        "(x - output.unsqueeze(ctx.dim)).exp(), None"))),
 ]
