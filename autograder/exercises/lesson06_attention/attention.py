@@ -25,7 +25,6 @@ from .attention_saves import (check_not_a_new_mask, check_saves_no_copy,
                              check_saves_one_score_tensor)
 from .attention_scale import causal_or_given_mask, check_any_scale, scale_ignored
 from .attention_work import DV, D, LK, LQ, check_no_gradient_unasked
-from .contracts import SCALED_DOT_PRODUCT_CLAUSES, SCALED_DOT_PRODUCT_RULES
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -203,6 +202,5 @@ def _attention_example() -> tuple:
 EXERCISES = [
     OneThreadExercise("ScaledDotProductAttention", "06_attention", sdpa_full,
              example=lambda: _attention_example(), contract=CONTRACT,
-             clauses=SCALED_DOT_PRODUCT_CLAUSES, rules=SCALED_DOT_PRODUCT_RULES,
              domain=Domain(SDPA, attention_domain_values, constants={"scale": SCALE})),
 ]

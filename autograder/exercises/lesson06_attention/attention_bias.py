@@ -24,7 +24,6 @@ from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SDPA_SCALE
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_bias_padding import check_padding_beats_large_scores
 from .attention_saves import check_saves_no_copy
-from .contracts import ATTENTION_BIAS_CLAUSES, ATTENTION_BIAS_RULES
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -294,8 +293,7 @@ def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
 
 
 EXERCISES = [
-    OneThreadExercise(NAME, "06_attention", attention_bias_full, clauses=ATTENTION_BIAS_CLAUSES,
-             rules=ATTENTION_BIAS_RULES,
+    OneThreadExercise(NAME, "06_attention", attention_bias_full,
              contract=("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)",
                        "the bias's gradient of exactly bias.shape",
                        "-inf padding in the bias",

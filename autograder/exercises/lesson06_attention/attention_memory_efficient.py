@@ -17,7 +17,6 @@ from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values
                                attention_values, describe)
 from .attention_saves import check_not_a_new_mask, check_saves_no_copy
 from .attention_recompute import check_backward_reads_lse, check_no_second_row_maximum
-from .contracts import MEMORY_EFFICIENT_CLAUSES, MEMORY_EFFICIENT_RULES
 
 
 def held_bytes(tensor: torch.Tensor) -> int:
@@ -169,7 +168,6 @@ EXERCISES = [
              example=lambda: _attention_example(),
              contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",
                                   "backward recomputes P from L"),
-             clauses=MEMORY_EFFICIENT_CLAUSES, rules=MEMORY_EFFICIENT_RULES,
              domain=Domain(MEMORY_EFFICIENT, attention_domain_values,
                            constants={"scale": SCALE})),
 ]

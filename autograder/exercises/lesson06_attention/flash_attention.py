@@ -37,7 +37,6 @@ from .flash_probes import (NAME, ScoreTiles, block_size, flash_domain_values, fl
 from .flash_blocks import check_block_rows, later_maximum_values
 from .flash_skip import recognise_skip_backward, recognise_skip_forward
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
-from .contracts import FLASH_ATTENTION_CLAUSES, FLASH_ATTENTION_RULES
 
 
 # the ids of the hints check_flash's probes give, by a phrase of each
@@ -232,8 +231,7 @@ def flash_full(FlashAttention, device) -> None:
 
 
 EXERCISES = [
-    OneThreadExercise(NAME, "06_attention", flash_full, example=_attention_example, clauses=FLASH_ATTENTION_CLAUSES,
-             rules=FLASH_ATTENTION_RULES,
+    OneThreadExercise(NAME, "06_attention", flash_full, example=_attention_example,
              contract=("causal, Lq != Lk, ragged blocks", *MAGNITUDES,
                        "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",

@@ -1,8 +1,11 @@
-"""Lesson 06's contracts as the learner reads them: each exercise's bullets, with the checks
-that enforce each and a wrong answer each check fails (autograder.clauses); and the checks that
-enforce the Function contract's rules in each exercise (Exercise.rules)."""
+"""Lesson 06's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which
+each exercise enforces the Function contract's rules (``autograder.function_contract``),
+which the page states once and no bullet repeats, each with its witness. Grading never
+reads them (``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
+from ..clauses import Clause
 
 # the prefixes of the exercises' mistake ids, and the memory clause's case
 S_ = "ScaledDotProductAttention/"
@@ -224,4 +227,19 @@ ATTENTION_BIAS_RULES = {
     "gradients": {B_ + "bias-gradient-gated-on-q-or-k":
                       "grad_bias computed only when Q or K needs a gradient"},
     "by-hand": {B_ + "asks-autograd": "softmax backward by autograd"},
+}
+
+
+# each exercise's tables, by its name
+CLAUSES = {
+    "ScaledDotProductAttention": SCALED_DOT_PRODUCT_CLAUSES,
+    "MemoryEfficientAttention": MEMORY_EFFICIENT_CLAUSES,
+    "FlashAttention": FLASH_ATTENTION_CLAUSES,
+    "AttentionWithBias": ATTENTION_BIAS_CLAUSES,
+}
+RULES = {
+    "ScaledDotProductAttention": SCALED_DOT_PRODUCT_RULES,
+    "MemoryEfficientAttention": MEMORY_EFFICIENT_RULES,
+    "FlashAttention": FLASH_ATTENTION_RULES,
+    "AttentionWithBias": ATTENTION_BIAS_RULES,
 }
