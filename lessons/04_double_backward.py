@@ -62,9 +62,10 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # $$H v = \nabla_x \big(\nabla_x f(x) \cdot v\big).$$
 #
 # Under `create_graph=True`, autograd records every op your backward runs on a tensor that
-# requires grad, unless the backward switches recording off itself. Which of the tensors your
-# backward uses carry a history back to the inputs, and which are constants to autograd, is
-# what this lesson is about.
+# requires grad, unless the backward switches recording off itself. Forward is another matter:
+# `apply` runs it with grad mode off (lesson 00), so none of the ops forward runs is recorded.
+# Which of the tensors your backward uses carry a history back to the inputs, and which are
+# constants to autograd, is what this lesson is about.
 
 # %% [markdown]
 # ## Worked example: `Exp`, twice
@@ -157,7 +158,8 @@ plt.show()
 #   $\sigma(\beta x)$ is a normal float;
 # - backward is differentiable: its derivatives with respect to `x`, `beta` and `grad_output`
 #   are those of the composed ops, so `gradgradcheck` passes;
-# - forward saves no copy of an input.
+# - `beta` may be a wider float than `x` (a float64 `beta` with a float32 `x`), and forward
+#   saves no copy of an input: a `beta` it saves is the caller's own.
 #
 # Derive its backward first; write $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
 #
@@ -1170,9 +1172,10 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
 # becomes part of the first derivative's graph: the first derivative is right, and only the
 # second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
-# The contract's first bullet ($|\beta x|$ up to 800) covers these magnitudes, in both dtypes
-# (the Function contract's rule 1), so the self-check tries second derivatives in float32 past
-# 89 and in float64 past 710, and names a `nan` and the points where it appears. The
+# The contract's second bullet asks for the composed ops' second derivatives wherever its first
+# allows ($|\beta x|$ up to 800), in both dtypes (the Function contract's rule 1), so the
+# self-check tries them in float32 past 89 and in float64 past 710, and names a `nan` and the
+# points where it appears. The
 # same overflow hides in a backward without `where`: `1 / (1 + exp(-z))` with `z` clamped to
 # ±700, float64's safe range, is right in value and first derivative, and its second derivative
 # is `nan` in float32: 0 × inf again, in the derivative of `exp(-z)`, whose value overflows to

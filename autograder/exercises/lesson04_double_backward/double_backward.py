@@ -32,6 +32,7 @@ from .saved_alias import check_saved_guarded
 from .swish_tails import check_saturated_tails
 from .swish_tiny_beta import check_tiny_beta
 from .swish_wider_beta import check_wider_beta
+from .constant_grad_output import first_derivatives
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -167,8 +168,13 @@ def _swish_checks(function, device) -> None:
     with case("x transposed, (4, 3)"):
         check_no_copy_saved_strided(function, SWISH, swish_values((3, 4), device, seed=8), "x")
     with case("x of shape (3, 4), beta=1.3, float32"):
-        inputs = make_inputs(swish_values((3, 4), device, seed=9, dtype=torch.float32))
+        values = swish_values((3, 4), device, seed=9, dtype=torch.float32)
+        inputs = make_inputs(values)
         check_no_copy_saved(SWISH, run_forward(function, SWISH, inputs), inputs)
+        # a first derivative with a grad_output that needs no grad, here in one dtype: a backward
+        # that records only when grad_output requires grad is named before the wider-beta case
+        first_derivatives(SWISH.name, function.apply, tuple(make_inputs(values).values()),
+                          torch.ones_like(values["x"]))
     with case("x of shape (3, 4), float32, beta=1.3, float64: beta wider than x"):
         check_wider_beta(function, SWISH, device)
     check_float32_second_derivatives(function, SWISH, device)

@@ -27,7 +27,7 @@ from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from ..shared.saved_reads import check_backward_reads_saved
 from .call_probes import check_calls_independent
-from .inner_none import check_inner_returns_none
+from .inner_none import check_inner_returned_dtypes, check_inner_returns_none
 from .numpy_tanh_saturation import check_saturated, name_float32_second
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
@@ -373,6 +373,7 @@ def _checks(function) -> None:
     # last, in no case (the first line ends with the rule it cites): the engine drops what it
     # finds, so it changes no value another check sees
     check_inner_returns_none(function, _values((3, 4), 14))
+    check_inner_returned_dtypes(function, {"x": _values((3, 4), 14)["x"].float()})
 
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce

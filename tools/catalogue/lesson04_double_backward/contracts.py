@@ -49,7 +49,10 @@ NUMPY_TANH_CLAUSES = (
 )
 NUMPY_TANH_RULES = {
     "gradients": {"NumpyTanh/inner-computes-frozen-gradient":
-                      "inner backward ignores ctx.needs_input_grad: both gradients every call"},
+                      "inner backward ignores ctx.needs_input_grad: both gradients every call",
+                  "NumpyTanh/inner-wrong-gradient-dtype":
+                      "inner backward's gradient for y in float64 for a float32 y "
+                      "(np.float64(-2.0) * ...)"},
     "by-hand": {"NumpyTanh/builds-jacobian": "the inner Function builds n x n NumPy Jacobians"},
     "values": {"NumpyTanh/wrong-output-dtype":
                    "forward computes in float64 and returns float64 for a float32 x",
@@ -109,7 +112,8 @@ SWISH_CLAUSES = (
                 "sigma' expanded as z*s - z*s*s: large terms cancel in float32",
             "SwishFunction/kink-at-zero": "sigmoid recomputed from exp(-|z|) with torch.where: "
                                           "wrong second derivative at x = 0"}),
-    Clause("forward saves no copy of an input.",
+    Clause("`beta` may be a wider float than `x` (a float64 `beta` with a float32 `x`), and "
+           "forward saves no copy of an input: a `beta` it saves is the caller's own.",
            {"SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x",
             "SwishFunction/saves-rounded-beta":
                 "saves beta rounded to x's dtype (beta.to(x.dtype))"}),

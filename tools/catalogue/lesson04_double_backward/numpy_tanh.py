@@ -727,3 +727,14 @@ MISTAKES += [
                 "        g = g.detach().numpy().astype(np.float64)\n"
                 "        y = y.detach().numpy().astype(np.float64)\n"))))),
 ]
+
+# a fresh review (r04b, W11): the inner backward scales by np.float64(-2.0); under NumPy 2's
+# promotion (NEP 50) that scalar makes y's gradient float64 for a float32 y. NumpyTanh's own
+# backward returns float32, so only a record of what the inner backward returns shows it
+# (autograd casts it back without a word)
+MISTAKES.append(Mistake(
+    "NumpyTanh", "inner backward's gradient for y in float64 for a float32 y "
+    "(np.float64(-2.0) * ...)",
+    "returned grad_y in float64 for a float32 y",
+    edit(_arrays(_tanh(CALL, _inner(RIGHT_GATED))),
+         ("np.asarray(-2 * gb * g * y)", "np.asarray(np.float64(-2.0) * gb * g * y)"))))
