@@ -174,8 +174,8 @@ for name, attempt in attempts.items():
 # ## The maths of log-sum-exp
 #
 # Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. Lesson 06 kept it
-# per row of scores, $L = m + \log \ell$, and formed the weights from it as $P = e^{S - L}$;
-# derive $\partial y / \partial x_j$ and its overflow-free form from there (the live check below
+# per row of scores, $L = m + \log \ell$: how did it form the weights from it? Derive
+# $\partial y / \partial x_j$ and its overflow-free form from there (the live check below
 # asks for it where $e^{x}$ overflows). What is new is
 # who consumes that derivative: backward and jvp. For each, what shape does it receive, what
 # shape must it return, and which index, if any, does it sum over? And a second derivative
@@ -334,7 +334,9 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # backward). Saving $p$ itself gives the same first derivatives, but $p$ was computed where no
 # graph is recorded: a constant to autograd. Differentiating the first gradient again then raises
 # *"element 0 of tensors does not require grad"*, `gradgradcheck` reports a Jacobian mismatch,
-# and only where `grad_output` itself requires grad does the second derivative come out `None`.
+# and where `grad_output` itself requires grad, differentiating with respect to `x` raises *"The
+# differentiated Tensor at index 0 appears to not have been used in the graph"* (`None` with
+# `allow_unused=True`).
 # </details>
 
 # %% [markdown]

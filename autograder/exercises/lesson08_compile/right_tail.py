@@ -68,8 +68,8 @@ def check_no_switch(softplus, device, spec) -> None:
         first = int(bad.nonzero()[0])
         raise GradingError(
             f"softplus returns x itself from beta * x = {z[first].item():g} on (with "
-            f"beta={beta:g}, at x = {x[first].item():.6g} it returns {got[first].item():.10g}, "
-            f"the true value is {expected[first].item():.10g}, a relative error of "
+            f"beta={beta:g}, at x = {x[first].item():.6g} it returns {got[first].item():.17g}, "
+            f"the true value is {expected[first].item():.17g}, a relative error of "
             f"{((expected[first] - got[first]) / expected[first]).item():.2g}, past the "
             "dtype's precision the contract asks for on the right (here a relative "
             f"{tolerance[first].item():.2g}, {VALUE_ULPS} ulps in float64)): a switch to "
