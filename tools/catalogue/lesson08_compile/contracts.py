@@ -164,7 +164,9 @@ LSE_CLAUSES = (
             'LogSumExp/second-derivative-wrong':
                 'backward reads the weights from the saved output detached',
             'LogSumExp/backward-detaches':
-                "backward's weights from torch.softmax(x.detach(), dim)"}),
+                "backward's weights from torch.softmax(x.detach(), dim)",
+            'LogSumExp/backward-cuts-grad-output':
+                'backward copies grad_output under torch.no_grad()'}),
 )
 LSE_RULES = {
     "values": {'LogSumExp/wrong-output-shape':
