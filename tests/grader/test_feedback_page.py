@@ -79,5 +79,5 @@ def test_the_status_comes_right_under_the_table_as_the_readme_says():
         notebook, _ = step.preprocess(notebook, {})
     assert notebook.cells[0].source.startswith("## Your graded tests")
     assert notebook.cells[1].source.startswith("**Grading status: `timeout`**")
-    assert "it comes right under the table of graded\ntests that opens the page" in (
+    assert "it comes right under the table of graded tests that opens the page" in (
         ROOT / "README.md").read_text()
