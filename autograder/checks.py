@@ -111,6 +111,21 @@ def _forward_class(output):
     return getattr(getattr(first, "grad_fn", None), "_forward_cls", None)
 
 
+def _returned_again(output, grad_output) -> tuple | None:
+    """What the backward of the Function that made the tensor ``output`` returns for
+    ``grad_output``, called again on its ctx (whose saved tensors a backward the engine then
+    refused still holds); None where that cannot be done."""
+    node, function = getattr(output, "grad_fn", None), _forward_class(output)
+    if function is None or not isinstance(output, torch.Tensor):
+        return None
+    try:
+        with torch.no_grad():
+            grads = function.backward(node, grad_output)
+    except Exception:  # the learner's backward may raise anything: the engine's error stands
+        return None
+    return grads if isinstance(grads, tuple) else (grads,)
+
+
 def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
                  count_flops: bool = False) -> BackwardTrace:
     """Backpropagate ``grad_output``, turning the learner's errors into hints (a grad_output
@@ -125,7 +140,8 @@ def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
     except (RuntimeError, ValueError) as error:  # torch.einsum through opt_einsum: ValueError
         check_layout_untouched(spec, grad_output, before)
         raise _at_size_one(spec, "backward", error,
-                           _explain_runtime_error(spec, "backward", error, inputs),
+                           _explain_runtime_error(spec, "backward", error, inputs,
+                                                  _returned_again(output, grad_output)),
                            _forward_class(output), inputs, grad_output) from error
     except IndexError as error:
         check_layout_untouched(spec, grad_output, before)

@@ -145,6 +145,13 @@ class FunctionExercise:
                 continue
             others = [o for o in names if o != name]
             given = [o for o in others if isinstance(returned.get(o), torch.Tensor)]
+            if given and not any(bool(returned[o].any()) for o in given):
+                raise GradingError(
+                    f"{self.name}.backward returns a tensor of zeros for {', '.join(given)} "
+                    f"when only {name} requires grad: a tensor of zeros is not None, and "
+                    "making it is work; what does ctx.needs_input_grad say about "
+                    f"{', '.join(others)}, and what may backward return for an input that "
+                    "needs no gradient?", mistake=f"{self.name}/ignores-needs-input-grad")
             if given:
                 raise GradingError(
                     f"{self.name}.backward returns a tensor for {', '.join(given)} when only "

@@ -37,7 +37,9 @@ def _one_line(value) -> str:
 
 
 def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError | ValueError,
-                           inputs: dict | None = None) -> GradingError:
+                           inputs: dict | None = None, returned: tuple | None = None
+                           ) -> GradingError:
+    """``returned``: what backward returned, where known (its gradients, in forward's order)."""
     message = str(error)
     # the engine numbers the gradients of tensor inputs only
     tensor_names = ([n for n, v in inputs.items() if isinstance(v, torch.Tensor)]
@@ -76,7 +78,14 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError | ValueEr
                             "given; anything past the last (a default argument left out) must "
                             "be None", mistake=f"{spec.name}/wrong-gradient-count")
     if match := _NOT_NONE.search(message):
-        name = spec.input_names[int(match[1]) - 1]
+        position = int(match[1]) - 1
+        name = spec.input_names[position]
+        given = returned[position] if returned is not None and position < len(returned) else None
+        if isinstance(given, torch.Tensor) and not bool(given.any()):
+            return GradingError(
+                f"backward returned a tensor of zeros for {name}, an input that is not a "
+                f"tensor: a tensor of zeros is not None; return None for {name}",
+                mistake=f"{spec.name}/gradient-for-non-tensor")
         return GradingError(
             f"backward returned a gradient for {name}, which is not a tensor: return None for {name}",
             mistake=f"{spec.name}/gradient-for-non-tensor")

@@ -57,6 +57,9 @@ PRODUCT_RIGHT = PRODUCT_CODE.format(body="""grad_x = grad_output * y if ctx.need
         grad_y = grad_output * x if ctx.needs_input_grad[1] else None
         return grad_x, grad_y""")
 PRODUCT_ALWAYS_BOTH = PRODUCT_CODE.format(body="return grad_output * y, grad_output * x")
+PRODUCT_ZEROS = PRODUCT_CODE.format(body="""grad_x = grad_output * y if ctx.needs_input_grad[0] else torch.zeros_like(x)
+        grad_y = grad_output * x if ctx.needs_input_grad[1] else torch.zeros_like(y)
+        return grad_x, grad_y""")
 
 CORRECT = [
     (MY_TANH, TANH.format(gradient="grad_output * (1 - y * y)")),
@@ -70,6 +73,9 @@ MISTAKES = [
     (MY_TANH, TANH_SAVES_DATA, "did not notice its saved output was changed in place"),
     (MY_TANH, TANH_SAVES_DETACHED, "MyTanh saved an alias of its output y, not y itself"),
     (PRODUCT, PRODUCT_ALWAYS_BOTH, "when only x requires grad, computed as when every input"),
+    # learner trial 80: zeros where None belongs are named as zeros, not as work like all's
+    (PRODUCT, PRODUCT_ZEROS, "returns a tensor of zeros for y when only x requires grad: a "
+                             "tensor of zeros is not None"),
 ]
 
 

@@ -84,6 +84,17 @@ class TestRuntimeErrors:
                          "return None for scale"):
             run_backward(SCALED_SIGMOID, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 
+    def test_zeros_for_a_float_input(self, raises_hint):
+        """Learner trial 80: torch.zeros(()) returned for the float scale read 'a gradient for
+        scale, which is not a tensor' (yet it was one): is the tensor of zeros named, and told
+        that it is not None?"""
+        inputs = make_inputs({"x": x_of(3), "scale": 2.0})
+        submission = mistake("ScaledSigmoid", "a tensor of zeros for the float scale")
+        forward = run_forward(submission, SCALED_SIGMOID, inputs)
+        with raises_hint("backward returned a tensor of zeros for scale, an input that is not a "
+                         "tensor: a tensor of zeros is not None; return None for scale"):
+            run_backward(SCALED_SIGMOID, forward.output, inputs, torch.ones(3, dtype=torch.float64))
+
     def test_wrong_gradient_shape_from_the_engine(self, raises_hint):
         """The engine rejects a transposed grad_weight before any comparison: is the hint still
         the transpose one, naming weight?"""

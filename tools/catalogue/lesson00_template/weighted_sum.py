@@ -92,7 +92,8 @@ MISTAKES = [
             _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2"),
             named=True, nbgrader=True),
     Mistake("WeightedSum", "a gradient for the float w1",
-            "backward returned a gradient for w1, which is not a tensor: return None for w1",
+            "backward returned a tensor of zeros for w1, an input that is not a tensor: a "
+            "tensor of zeros is not None; return None for w1",
             _weighted("        return (grad_output * ctx.w1, grad_output * ctx.w2, "
                       "torch.zeros(()), None)"), named=True),
     Mistake("WeightedSum", "swapped weights", "the weights are swapped",

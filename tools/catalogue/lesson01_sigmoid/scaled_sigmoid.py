@@ -119,6 +119,12 @@ MISTAKES = [
             "scale, which is not a tensor: return None for scale",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
                     "(1 - s), 0.0")),
+    # learner trial 80: a zero tensor for the float scale; the hint says it is not None
+    Mistake("ScaledSigmoid", "a tensor of zeros for the float scale",
+            "backward returned a tensor of zeros for scale, an input that is not a tensor: a "
+            "tensor of zeros is not None",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
+                    "(1 - s), torch.zeros(())")),
     Mistake("ScaledSigmoid", "forgets the scale", "your gradient for x is off by a constant "
             "factor 0.4: a factor missing, or one too many?",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * s * (1 - s), "

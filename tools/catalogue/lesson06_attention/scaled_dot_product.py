@@ -133,8 +133,8 @@ MISTAKES = [
     Mistake(S, "built-in _softmax_backward_data", "the built-in op _softmax_backward_data",
             _sdpa((BACKWARD_S, "grad_S = torch._softmax_backward_data(grad_P, P, -1, P.dtype)")),
             named=True),
-    Mistake(S, "a gradient for the float scale", "backward returned a gradient for scale, which "
-            "is not a tensor: return None for scale",
+    Mistake(S, "a gradient for the float scale", "backward returned a tensor of zeros for scale, "
+            "an input that is not a tensor: a tensor of zeros is not None; return None for scale",
             _sdpa(("return grad_Q, grad_K, grad_V, None, None",
                    "return grad_Q, grad_K, grad_V, torch.zeros(()), None")), named=True),
     # -inf * 0 = nan in every masked position: not a magnitude problem, so the hint quotes the

@@ -166,6 +166,14 @@ MISTAKES = [
 '''), named=True),
     Mistake("BroadcastMul", "ignores needs_input_grad",
             "returns a tensor for b when only a requires grad", _mul(_MUL_BOTH), named=True),
+    # learner trial 80: zeros where None belongs; the hint says a tensor of zeros is not None
+    Mistake("BroadcastMul", "zeros instead of None for an input that needs no gradient",
+            "returns a tensor of zeros for b when only a requires grad: a tensor of zeros is "
+            "not None", _mul("""
+        ga = (grad_output * b).sum_to_size(a.shape) if ctx.needs_input_grad[0] else torch.zeros_like(a)
+        gb = (grad_output * a).sum_to_size(b.shape) if ctx.needs_input_grad[1] else torch.zeros_like(b)
+        return ga, gb
+""")),
     Mistake("BroadcastMul", "the other input recovered as y / a (nan where a holds 0)",
             "is inf or nan exactly where a holds 0", _mul("""
         y = a * b
