@@ -11,6 +11,7 @@ from .explain import _explain_index_error, _explain_runtime_error, _explain_type
 from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
 from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
+from .size_one_raises import raises_only_at_size_one
 from .spec import Spec
 from .tolerances import tolerance_of
 from .twice import check_backward_twice
@@ -48,8 +49,6 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
                            _explain_runtime_error(spec, "forward", error, inputs), function,
                            inputs) from error
     except IndexError as error:  # the learner's own words, unless it is the size-1 case's
-        from .size_one import raises_only_at_size_one
-
         proof = raises_only_at_size_one(spec, "forward", error, function, inputs)
         if proof is None:
             raise
@@ -59,11 +58,9 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
 def _at_size_one(spec: Spec, phase: str, error: BaseException, explained: GradingError,
                  function, inputs: dict, grad_output=None) -> GradingError:
     """``explained``, or, where it proves no mistake of its own and the same call runs with
-    each dimension of size 1 made 2, the size-1 case's hint (``size_one``)."""
+    each dimension of size 1 made 2, the size-1 case's hint (``size_one_raises``)."""
     if explained.mistake:
         return explained
-    from .size_one import raises_only_at_size_one
-
     return raises_only_at_size_one(spec, phase, error, function, inputs,
                                    grad_output) or explained
 

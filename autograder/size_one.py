@@ -13,63 +13,7 @@ from .domain import Domain
 from .errors import GradingError
 from .function_contract import rule_reference
 from .narrowed import narrowed, shapes_of
-
-
-SIZE_ONE_MISTAKE = "/fails-on-size-one"
-
-
-def _grown(value, dims=None):
-    """``value`` with each dimension of size 1 (of ``dims``, or every one) made 2 by repeating
-    its entry; anything else (an index too) as it is."""
-    if not isinstance(value, torch.Tensor) or value.dim() == 0 or not value.is_floating_point():
-        return value
-    grown = value.detach()
-    for dim, size in enumerate(value.shape):
-        if size == 1 and (dims is None or dim in dims):
-            grown = torch.cat([grown, grown], dim=dim)
-    return grown.clone().requires_grad_(value.requires_grad)
-
-
-def raises_only_at_size_one(spec, phase: str, error: BaseException, function, inputs: dict,
-                            grad_output=None) -> GradingError | None:
-    """A learner's error with no mistake of its own proven, raised on inputs where a dimension
-    of a floating-point tensor has size 1 (none 0-d or empty): the same call, each such
-    dimension made 2 (its entry repeated), run forward and backward again. Where that runs,
-    the error is the size-1 case's (``<Exercise>/fails-on-size-one``): the hint says what was
-    seen, both shapes and the learner's own words. None where nothing proves it (no dimension of size 1, no Function to
-    call again, or the grown call raises too)."""
-    tensors = [value for value in inputs.values() if isinstance(value, torch.Tensor)]
-    ones = {name: value for name, value in inputs.items() if isinstance(value, torch.Tensor)
-            and value.is_floating_point() and value.dim() > 0 and 1 in value.shape}
-    # a 0-d or empty input is the empty-and-0-d check's case; an index is not grown
-    if function is None or not ones or any(value.dim() == 0 or value.numel() == 0
-                                           for value in tensors):
-        return None
-    grown = {name: _grown(value) if name in ones else value for name, value in inputs.items()}
-    try:
-        with torch.enable_grad():
-            output = function.apply(*grown.values())
-            if phase == "backward":
-                outputs = output if isinstance(output, tuple) else (output,)
-                first = outputs[0]
-                given = _grown(grad_output) if isinstance(grad_output, torch.Tensor) else None
-                if given is None or given.shape != first.shape:
-                    given = torch.ones_like(first)
-                wanted = [value for value in grown.values()
-                          if isinstance(value, torch.Tensor) and value.requires_grad]
-                if wanted and first.requires_grad:
-                    torch.autograd.grad(first, wanted, given.detach(), allow_unused=True)
-    except Exception:  # noqa: BLE001 (the grown call raises too: nothing is proven)
-        return None
-    said = (str(error).strip().splitlines() or [""])[0]
-    was = ", ".join(f"{name} of shape {tuple(value.shape)}" for name, value in ones.items())
-    now = ", ".join(f"{name} of shape {tuple(grown[name].shape)}" for name in ones)
-    return GradingError(
-        f"{spec.name}.{phase} raised {type(error).__name__} where a dimension has size 1 "
-        f"({was}), and the same call runs with that dimension of size 2 ({now}): which step "
-        "drops or assumes more than one entry of it (a .squeeze() without a dim?) "
-        f"{rule_reference('values')}. What it raised: {said}",
-        str(error), mistake=f"{spec.name}{SIZE_ONE_MISTAKE}")
+from .size_one_raises import SIZE_ONE_MISTAKE
 
 
 def size_one_cases(domain: Domain, device: torch.device,

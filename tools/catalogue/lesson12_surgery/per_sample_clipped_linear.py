@@ -318,7 +318,7 @@ MISTAKES = [
                          "        grad_weight = grad_weight * (ctx.max_norm / total).clamp(max=1)")),
     # issue 68's instructor trial (carol): right for every N > 1, raises at N = 1, where
     # squeeze() drops the batch dimension too; the generic layer proves it by the same call at
-    # N = 2 (autograder.size_one.raises_only_at_size_one)
+    # N = 2 (autograder.size_one_raises.raises_only_at_size_one)
     Mistake("PerSampleClippedLinear", "norms squeezed", "raised IndexError where a dimension "
             "has size 1 (x of shape (1, 4)), and the same call runs with that dimension of "
             "size 2", _weight_only(_NORMS + "        norms = norms.squeeze()\n"
