@@ -34,8 +34,11 @@ def raises_only_at_size_one(spec, phase: str, error: BaseException, function, in
     tensors = [value for value in inputs.values() if isinstance(value, torch.Tensor)]
     ones = {name: value for name, value in inputs.items() if isinstance(value, torch.Tensor)
             and value.is_floating_point() and value.dim() > 0 and 1 in value.shape}
-    # a 0-d or empty input is the empty-and-0-d check's case; an index is not grown
+    # a 0-d or empty input is the empty-and-0-d check's case; where an integer tensor comes in
+    # (an index, a class target), a size-1 dimension may be what makes an index out of range,
+    # which growing it would hide: nothing is proven
     if function is None or not ones or any(value.dim() == 0 or value.numel() == 0
+                                           or not value.is_floating_point()
                                            for value in tensors):
         return None
     grown = {name: _grown(value) if name in ones else value for name, value in inputs.items()}

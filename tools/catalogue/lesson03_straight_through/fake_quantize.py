@@ -160,7 +160,7 @@ MISTAKES = [
                 FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), None, None",
                 "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
                 "        return torch.round(torch.clamp(x, qmin, qmax) / scale) * scale")),
-    Mistake("FakeQuantize", "gradient for qmin", "backward returned a gradient for qmin",
+    Mistake("FakeQuantize", "gradient for qmin", "backward returned a tensor of zeros for qmin",
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), "
                            "torch.zeros(()), None")),
     Mistake("FakeQuantize", "the clip's edges dropped for x", "drops the clip's edges",
