@@ -9,7 +9,8 @@ for the rest it says in one line that the failure is elsewhere (the hint is show
 """
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import ipywidgets
 import torch
@@ -25,9 +26,12 @@ from .view import View, html_pane, show_figure
 
 ATOL, RTOL = 1e-5, 1e-3  # torch.autograd.gradcheck's defaults
 MAX_ENTRIES = 100_000  # beyond this the heatmaps are unreadable and the wait is long
-# a step at which central differences of a forward rounded to float32 (about 7 digits) are
-# still exact to gradcheck's tolerance, and those of a smooth float64 one too
-COARSE_EPS = 1e-3
+# the steps tried when central differences at the view's eps cannot judge: every power of ten
+# from the view's eps up to LARGEST_EPS
+LARGEST_EPS = 1e-2
+# ulps of its own dtype by which a forward's output may be off: a few roundings of the last
+# operations (each half an ulp), so that two outputs' difference is off by twice as many
+ROUNDING_ULPS = 4
 NAN_COLOUR = "#F0E442"  # yellow: off the red-white-blue scale, so a nan entry stands out
 # an entry's outline: near black on a white halo, so that one of the two stands out on every
 # colour a cell can take (the halo on dark red and dark blue, the black on white and yellow)
@@ -63,7 +67,14 @@ class JacobianComparison:
     analytic: list[torch.Tensor]
     numerical: list[torch.Tensor]
     eps: float
-    coarse: list[torch.Tensor] | None = None  # central differences at COARSE_EPS, eps below it
+    # per input, per output element (row): the unit roundoff of the output's own dtype times
+    # the output's magnitude, |y| * finfo(dtype).eps: the rounding of one output value
+    ulps: list[torch.Tensor] | None = None
+    output_dtypes: list[torch.dtype] = field(default_factory=list)
+    # central differences at any step: measure(eps) -> one matrix per input
+    measure: Callable | None = field(default=None, repr=False, compare=False)
+    _measured: dict = field(default_factory=dict, repr=False, compare=False)
+    _verdicts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def difference(self, k: int) -> torch.Tensor:
         return self.analytic[k] - self.numerical[k]
@@ -88,17 +99,95 @@ class JacobianComparison:
         return bool((self.difference(k).abs() <= atol + rtol * self.numerical[k].abs()).all())
 
     def noisy(self, k: int) -> bool:
-        """Backward disagrees with central differences at eps but agrees at COARSE_EPS: the
-        differences at eps measure the forward's rounding (a forward carrying fewer digits
-        than float64), not its slope."""
-        if self.coarse is None or self.agrees(k):
-            return False
-        return bool((self.analytic[k] - self.coarse[k]).abs().le(
-            ATOL + RTOL * self.coarse[k].abs()).all())
+        """Backward disagrees with central differences at eps but agrees at a larger step
+        where they can judge: the differences at eps measure the forward's rounding (a forward
+        carrying fewer digits than float64), not its slope."""
+        return self.verdict(k).kind == NOISY_KIND
+
+    def unjudgeable(self, k: int) -> bool:
+        """At no step tried are central differences exact to gradcheck's tolerance (the
+        rounding of a float32 output divided by a small step, the truncation of a large one),
+        and backward is within their error everywhere: they cannot judge it."""
+        return self.verdict(k).kind == UNJUDGEABLE
+
+    def numerical_at(self, eps: float) -> list[torch.Tensor]:
+        if eps == self.eps:
+            return self.numerical
+        if eps not in self._measured:
+            self._measured[eps] = self.measure(eps)
+        return self._measured[eps]
+
+    def error_bound(self, k: int, eps: float) -> torch.Tensor:
+        """How far central differences at ``eps`` may be from the true slope, per entry: the
+        output's rounding, ROUNDING_ULPS ulps of its dtype on each side, divided by the step
+        (per row), plus the truncation, bounded by their change from 10 * eps (which holds
+        the rounding at eps too, so that a forward rounded to fewer digits than its dtype
+        is caught as well)."""
+        rounding = ROUNDING_ULPS * self.ulps[k] / eps
+        truncation = (self.numerical_at(eps)[k] - self.numerical_at(10 * eps)[k]).abs()
+        return (rounding.unsqueeze(1) + truncation).nan_to_num(nan=math.inf)
+
+    def verdict(self, k: int) -> "Verdict":
+        """What central differences can say of input k's backward: the smallest step, from
+        the view's eps up to LARGEST_EPS, whose error bound is within gradcheck's tolerance
+        judges it (agrees, noisy: agrees only at a larger step, disagrees); where there is
+        none, backward outside a bound's reach (the tolerance on top) disagrees, else they
+        cannot judge (at the step whose bound is nearest the tolerance)."""
+        if k in self._verdicts:
+            return self._verdicts[k]
+        if self.agrees(k) or self.measure is None or not self.analytic[k].numel():
+            verdict = Verdict(AGREES_KIND if self.agrees(k) else DISAGREES, self.eps,
+                              self.numerical[k], None)
+        else:
+            verdict = self._judge(k)
+        self._verdicts[k] = verdict
+        return verdict
+
+    def _judge(self, k: int) -> "Verdict":
+        steps = [self.eps] + [10.0 ** p for p in range(-12, 0)
+                              if self.eps * 1.5 < 10.0 ** p <= LARGEST_EPS]
+        best, best_ratio = None, math.inf
+        for eps in steps:
+            numerical = self.numerical_at(eps)[k]
+            tolerance = ATOL + RTOL * numerical.abs()
+            bound = self.error_bound(k, eps)
+            difference = (self.analytic[k] - numerical).abs().nan_to_num(nan=math.inf)
+            if bool((bound <= tolerance).all()):  # exact enough to judge
+                if bool((difference <= tolerance).all()):
+                    kind = AGREES_KIND if eps == self.eps else NOISY_KIND
+                else:
+                    kind = DISAGREES
+                return Verdict(kind, eps, numerical, bound)
+            ratio = (bound / tolerance).max().item()
+            if ratio < best_ratio or best is None:
+                best, best_ratio = (eps, numerical, bound, tolerance, difference), ratio
+        eps, numerical, bound, tolerance, difference = best
+        beyond = bool((difference > bound + tolerance).any())
+        return Verdict(DISAGREES if beyond else UNJUDGEABLE, eps, numerical, bound)
 
     def worst_input(self) -> int:
-        """The input whose Jacobian disagrees most."""
-        return max(range(len(self.names)), key=self.max_error)
+        """The input whose Jacobian disagrees most: one that disagrees beyond the error of
+        central differences first, then one they cannot judge, one they judge only at a larger
+        step, by the largest difference."""
+        order = (AGREES_KIND, NOISY_KIND, UNJUDGEABLE, DISAGREES)
+        return max(range(len(self.names)),
+                   key=lambda k: (order.index(self.verdict(k).kind), self.max_error(k)))
+
+
+AGREES_KIND, NOISY_KIND, DISAGREES, UNJUDGEABLE = "agrees", "noisy", "disagrees", "unjudgeable"
+
+
+@dataclass
+class Verdict:
+    """What central differences at step ``eps`` (``numerical``, within ``bound`` of the true
+    slope per entry; None where not computed) say of one input's backward: ``kind`` is one of
+    AGREES_KIND, NOISY_KIND (agrees only at a step larger than the view's), DISAGREES and
+    UNJUDGEABLE (at no step exact enough, and backward within their error)."""
+
+    kind: str
+    eps: float
+    numerical: torch.Tensor
+    bound: torch.Tensor | None
 
 
 def _with(args: list, positions: list[int], values) -> list:
@@ -144,19 +233,24 @@ def compare_jacobians(function, *inputs, eps: float = 1e-6, names=None) -> Jacob
     if not wrt:
         raise ValueError("no floating-point tensor input to differentiate")
     with torch.no_grad():
-        output_shapes = [tuple(o.shape) for o in floating_outputs(function, args)]
+        outputs = floating_outputs(function, args)
+    output_shapes = [tuple(o.shape) for o in outputs]
+    output_dtypes = [o.dtype for o in outputs]
     entries = sum(math.prod(shape) for shape in output_shapes) * sum(args[i].numel()
                                                                      for i in wrt)
     if entries > MAX_ENTRIES:
         raise JacobianTooLarge(f"the Jacobian would have {entries:,} entries, one backward per "
                                f"output element: explore with smaller inputs (at most "
                                f"{MAX_ENTRIES:,} entries)")
+    # one output value's rounding in its own dtype (a float32 output: about 1e-7 of it)
+    ulps = torch.cat([o.detach().to(torch.float64).abs().reshape(-1) * torch.finfo(o.dtype).eps
+                      for o in outputs]) if outputs else torch.zeros(0, dtype=torch.float64)
     return JacobianComparison(display_name(function), [names[i] for i in wrt],
                               [tuple(args[i].shape) for i in wrt], output_shapes,
                               analytic_jacobian(function, args, wrt),
                               numerical_jacobian(function, args, wrt, eps), eps,
-                              numerical_jacobian(function, args, wrt, COARSE_EPS)
-                              if eps < COARSE_EPS else None)
+                              [ulps] * len(wrt), output_dtypes,
+                              lambda step: numerical_jacobian(function, args, wrt, step))
 
 
 def element_name(name: str, flat: int, shape: tuple) -> str:
@@ -180,38 +274,76 @@ def output_element(row: int, shapes: list[tuple]) -> str:
     raise IndexError(f"row {row} is past the outputs' {sum(map(math.prod, shapes))} elements")
 
 
+def _worst_words(comparison: JacobianComparison, k: int, numerical: torch.Tensor) -> str:
+    """The largest |analytic - numerical| of input k, in words."""
+    name = comparison.names[k]
+    error = (comparison.analytic[k] - numerical).abs().nan_to_num(nan=math.inf)
+    flat = int(torch.argmax(error)) if error.numel() else 0
+    row, column = divmod(flat, max(error.shape[1], 1))
+    analytic = comparison.analytic[k][row, column].item()
+    measured = numerical[row, column].item()
+    where = (f"d {output_element(row, comparison.output_shapes)} / "
+             f"d {element_name(name, column, comparison.input_shapes[k])}")
+    return (f"Largest difference {format_number(abs(analytic - measured))} at "
+            f"{code(where)}: backward gives {format_number(analytic)}, central "
+            f"differences give {format_number(measured)}.")
+
+
+def precision_words(comparison: JacobianComparison) -> str:
+    """The digits the forward's output carries: its dtype where below float64."""
+    low = [str(d).removeprefix("torch.") for d in dict.fromkeys(comparison.output_dtypes)
+           if torch.finfo(d).eps > torch.finfo(torch.float64).eps]
+    if low:
+        return f"a {' and '.join(low)} output"
+    return "the digits your forward computes in (fewer than its float64 output carries)"
+
+
 def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -> str:
     """Verdict for input k and the worst entry, in words. ``failed``: shown under a failed
     self-check, where agreement here is no tick (the failure lies elsewhere)."""
     name = comparison.names[k]
-    row, column = comparison.worst(k)
-    analytic = comparison.analytic[k][row, column].item()
-    numerical = comparison.numerical[k][row, column].item()
-    where = (f"d {output_element(row, comparison.output_shapes)} / "
-             f"d {element_name(name, column, comparison.input_shapes[k])}")
-    worst = (f"Largest difference {format_number(abs(analytic - numerical))} at "
-             f"{code(where)}: backward gives {format_number(analytic)}, central "
-             f"differences give {format_number(numerical)}.")
+    verdict = comparison.verdict(k)
+    worst = _worst_words(comparison, k, verdict.numerical)
     nans = comparison.nans(k)
     if nans:
         worst += (f" {nans} entr{'y' if nans == 1 else 'ies'} of the analytic Jacobian "
                   f"{'is' if nans == 1 else 'are'} nan or inf, drawn yellow.")
-    if comparison.agrees(k):
-        verdict = markup.box("note" if failed else "ok",
-                             f"For {code(name)} the two Jacobians agree within gradcheck's "
-                             f"tolerance (atol {ATOL:g}, rtol {RTOL:g}). " + worst)
-    elif comparison.noisy(k):
-        verdict = markup.box("note", f"For {code(name)} backward agrees with central "
-                                     f"differences at eps = {COARSE_EPS:g}, not at eps = "
-                                     f"{comparison.eps:.0e}: {NOISY} {worst}")
+    if verdict.kind == AGREES_KIND:
+        box = markup.box("note" if failed else "ok",
+                         f"For {code(name)} the two Jacobians agree within gradcheck's "
+                         f"tolerance (atol {ATOL:g}, rtol {RTOL:g}). " + worst)
+    elif verdict.kind == NOISY_KIND:
+        box = markup.box("note", f"For {code(name)} backward agrees with central "
+                                 f"differences at eps = {verdict.eps:g}, not at eps = "
+                                 f"{comparison.eps:.0e}: {NOISY} {worst}")
+    elif verdict.kind == UNJUDGEABLE:
+        reach = format_number(verdict.bound.max().item())
+        box = markup.box("note", f"For {code(name)} central differences cannot judge your "
+                                 f"backward at {precision_words(comparison)}: at every step "
+                                 f"eps from {comparison.eps:.0e} to {LARGEST_EPS:g} their error "
+                                 f"(the output's rounding divided by the step, or the "
+                                 f"truncation of a large step) exceeds gradcheck's tolerance "
+                                 f"(atol {ATOL:g}, rtol {RTOL:g}); at best, at eps = "
+                                 f"{verdict.eps:g}, it reaches {reach}. Within that error your "
+                                 f"backward matches them everywhere: this view cannot say it "
+                                 f"is wrong, nor prove it right. {worst}")
+    elif verdict.eps != comparison.eps:
+        reach = format_number(verdict.bound.max().item())
+        box = markup.box("warning", f"For {code(name)} backward disagrees with central "
+                                    f"differences by more than their error: at eps = "
+                                    f"{comparison.eps:.0e} they measure the rounding of "
+                                    f"{precision_words(comparison)}, so they are taken at eps = "
+                                    f"{verdict.eps:g}, where they are within {reach} of the "
+                                    f"slope. {worst}")
     else:
-        verdict = markup.box("warning", f"For {code(name)} backward disagrees with central "
-                                        f"differences. {worst} The black outline marks it.")
-    others = [f"{code(n)} " + ("agrees" if comparison.agrees(i) else "agrees at a larger eps"
-                                if comparison.noisy(i) else "differs")
+        box = markup.box("warning", f"For {code(name)} backward disagrees with central "
+                                    f"differences. {worst} The black outline marks it.")
+    words = {AGREES_KIND: "agrees", NOISY_KIND: "agrees at a larger eps",
+             UNJUDGEABLE: "cannot be judged by central differences", DISAGREES: "differs"}
+    others = [f"{code(n)} {words[comparison.verdict(i).kind]}"
               for i, n in enumerate(comparison.names)]
-    return verdict + markup.paragraph("Each input: " + ", ".join(others) +
-                                      f" (eps = {comparison.eps:.0e})", muted=True)
+    return box + markup.paragraph("Each input: " + ", ".join(others) +
+                                  f" (eps = {comparison.eps:.0e})", muted=True)
 
 
 WHAT_IT_CHECKS = ("This view compares your backward with central differences of <b>your own</b> "
@@ -222,6 +354,10 @@ NOISY = ("at this small a step, central differences measure how your forward rou
 AGREES = ("At these small example inputs your backward agrees with central differences of your "
           "own forward, for every input: the failure is in a case above (another shape, value or "
           "dtype) or in something this view cannot show.")
+UNJUDGED = ("At no step are central differences of your forward exact enough to judge your "
+            "backward (the input selected below): your forward's outputs carry fewer digits "
+            "than float64 (a step in float32?). Within their error your backward matches them, "
+            "so the failure is one this view cannot show.")
 
 
 def failure_html(comparison: JacobianComparison | None, notes: list[str]) -> str:
@@ -235,11 +371,13 @@ def failure_html(comparison: JacobianComparison | None, notes: list[str]) -> str
     if comparison is None:
         return markup.box("warning", f"{WHAT_IT_CHECKS} Your Function raised an error at these "
                                      "inputs (below).")
-    inputs = range(len(comparison.names))
-    if not all(comparison.agrees(k) or comparison.noisy(k) for k in inputs):
+    kinds = [comparison.verdict(k).kind for k in range(len(comparison.names))]
+    if DISAGREES in kinds:
         return markup.box("warning", f"{WHAT_IT_CHECKS} It finds a disagreement: the input "
                                      "selected below.")
-    if not all(comparison.agrees(k) for k in inputs):
+    if UNJUDGEABLE in kinds:
+        return markup.box("note", f"{WHAT_IT_CHECKS} {UNJUDGED}")
+    if NOISY_KIND in kinds:
         return markup.box("note", f"{WHAT_IT_CHECKS} It finds your backward right for your "
                                   f"forward once eps is large enough (the input selected "
                                   f"below): {NOISY}")
@@ -286,7 +424,8 @@ class JacobianFigure:
                                        (analytic, numerical, difference)):
             image.set_data(matrix.numpy())
             mark.set_xy((column - 0.5, row - 0.5))
-            mark.set_visible(not comparison.agrees(k))  # no worst entry to point at
+            verdict = comparison.verdict(k)  # the worst entry at this eps, where it is wrong
+            mark.set_visible(verdict.kind == DISAGREES and verdict.eps == comparison.eps)
         layout = (rows, columns, comparison.names[k], limit, spread)
         if layout != self.layout:  # new axes or colour bars: redraw the still parts too
             self.layout = layout

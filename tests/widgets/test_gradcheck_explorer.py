@@ -238,7 +238,77 @@ def test_does_a_forward_rounded_to_float32_not_blame_the_backward():
     assert not comparison.agrees(0) and comparison.noisy(0)
     view = explore_gradients(_Float32Softplus, x, failure="a step ran in float32")
     assert "right for your forward once eps is large enough" in view.panes["failure"].value
-    assert "agrees with central differences at eps = 0.001" in view.panes["summary"].value
+    # the smallest step whose error bound is within gradcheck's tolerance (issue 68)
+    assert "agrees with central differences at eps = 0.0001" in view.panes["summary"].value
     assert "disagrees" not in view.panes["summary"].value
     view.controls["eps"].value = 1e-3
     assert "the failure is in a case above" in view.panes["failure"].value
+
+
+def _float32_sigmoid(scale: float):
+    """A sigmoid computed in float32 inside (its output float32), its backward ``scale`` times
+    the right one: 1 is right, -1 the sign flipped, 2 a factor 2 off."""
+
+    class Float32Sigmoid(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            xf = x.float()
+            z = torch.exp(-xf.abs())
+            y = torch.where(xf >= 0, 1 / (1 + z), z / (1 + z))
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (y,) = ctx.saved_tensors
+            return scale * grad_output * y * (1 - y)
+
+    return Float32Sigmoid
+
+
+SIGMOID_X = torch.tensor([4.6230, -0.8803, -6.5364, 1.7053, -3.2536], dtype=torch.float64)
+
+
+def test_does_a_float32_forward_with_a_right_backward_never_read_disagrees():
+    """Issue 68: a float32 sigmoid with a right backward read 'backward disagrees with central
+    differences': its central differences are rounding noise of about ulp(y) / (2 eps), above
+    gradcheck's tolerance at every step up to 1e-2 for the row where y is near 1 and the slope
+    near 0.01. Does the view bound that noise per row from the output's dtype and magnitude,
+    and say plainly that central differences cannot judge the backward at float32?"""
+    from widgets.gradcheck_explorer import failure_html, summary_html
+
+    comparison = compare_jacobians(_float32_sigmoid(1.0), SIGMOID_X)
+    assert comparison.output_dtypes == [torch.float32]
+    verdict = comparison.verdict(0)
+    assert verdict.kind == "unjudgeable" and comparison.unjudgeable(0)
+    # the rounding bound of row 0 (y near 1) is larger than that of row 2 (y near 0.0014)
+    assert comparison.ulps[0][0] > 100 * comparison.ulps[0][2]
+    summary = summary_html(comparison, 0, failed=True)
+    assert "disagrees" not in summary and "differs" not in summary
+    assert "central differences cannot judge your backward at a float32 output" in summary
+    banner = failure_html(comparison, [])
+    assert "exact enough to judge" in banner and "disagreement" not in banner
+    assert comparison.worst_input() == 0
+
+
+@pytest.mark.parametrize("scale", [-1.0, 2.0])
+def test_does_a_wrong_float32_backward_still_disagree(scale):
+    """A float32 forward whose backward has the sign flipped or is a factor 2 off: beyond the
+    error of central differences, so it still reads 'disagrees' (at the step they are taken at)."""
+    from widgets.gradcheck_explorer import failure_html, summary_html
+
+    comparison = compare_jacobians(_float32_sigmoid(scale), SIGMOID_X)
+    assert comparison.verdict(0).kind == "disagrees"
+    summary = summary_html(comparison, 0, failed=True)
+    assert "backward disagrees with central differences by more than their error" in summary
+    assert "rounding of a float32 output" in summary
+    assert "It finds a disagreement" in failure_html(comparison, [])
+
+
+def test_is_a_float64_forward_still_judged_at_the_views_eps(ref):
+    """The steps are tried only where the view's eps cannot judge: a right float64 backward
+    agrees at eps = 1e-6 and a wrong one disagrees there, outlined as before."""
+    right = compare_jacobians(ref.Square, torch.randn(4))
+    assert right.verdict(0).kind == "agrees" and right.verdict(0).eps == 1e-6
+    wrong = compare_jacobians(ref.OffByOneEntry, torch.randn(5))
+    assert wrong.verdict(0).kind == "disagrees" and wrong.verdict(0).eps == 1e-6
