@@ -11,6 +11,7 @@ from .explain import _explain_index_error, _explain_runtime_error, _explain_type
 from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
 from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
+from .saved_tuple import explain_saved_tuple
 from .size_one_raises import raises_only_at_size_one
 from .spec import Spec
 from .tolerances import tolerance_of
@@ -144,6 +145,10 @@ def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
         check_layout_untouched(spec, grad_output, before)
         raise _at_size_one(spec, "backward", error, _explain_index_error(spec, error, inputs),
                            _forward_class(output), inputs, grad_output) from error
+    except (TypeError, AttributeError) as error:  # named only where a saved tuple is proven
+        if (explained := explain_saved_tuple(spec, error, _forward_class(output))) is None:
+            raise
+        raise explained from error
     check_layout_untouched(spec, grad_output, before)
     return trace
 

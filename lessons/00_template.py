@@ -75,7 +75,96 @@ _ = torch.manual_seed(0)
 # check it.
 
 # %% [markdown]
-# ## Worked example: `Norm`
+# ## The anatomy of a `Function`
+#
+# A `Function` is a class with two `@staticmethod`s, joined by a context object, `ctx`:
+#
+# - `forward(ctx, x)` receives the inputs and returns the output. The tensors backward will need
+#   go through `ctx.save_for_backward(...)`, called once with all of them.
+# - `backward(ctx, grad_output)` receives $\partial L / \partial y$ and returns **one gradient per
+#   input of forward**, of that input's shape. `ctx.saved_tensors` gives back what forward saved,
+#   as a tuple in the order saved, in backward only.
+# - You call a Function with `MyFunction.apply(x)`, never `MyFunction()(x)` or
+#   `MyFunction.forward(...)`: `apply` links the output into the autograd graph.
+
+# %% [markdown]
+# ## ✎ Exercise 1 · `Square`
+#
+# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise.
+#
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
+#
+# - the value and the gradient autograd gives `x ** 2`, for every `x` at which that gradient is
+#   finite, `x = 0` included.
+#
+# Rules 1 (every shape, layout and dtype) and 4 (state on `ctx`) of the
+# [contract](function_contract.md) show here.
+#
+# No worked example comes first: this is your first `Function`. Answer on paper, with the method
+# above:
+#
+# 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero?
+# 2. Do the sum over $i$ of the chain rule. Where does `grad_output` appear, and what shape has
+#    the result?
+# 3. What must forward save for that? It has the input $x$ and the output $y$ at hand. Decide:
+#    $x$, $y$ or both, and write down one line why. After the exercise, a predict-then-run cell
+#    puts your reason to the test.
+#
+# <details><summary><b>Hint 1</b> (a question)</summary>
+#
+# Change $x_j$ alone, for one $j$: which outputs $y_i$ move? So how many terms of the sum
+# $\sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j$ can be non-zero?
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
+#
+# Is this Jacobian full, a band, or a diagonal? For one $j$, which term of the sum is left, and
+# which entry of `grad_output` does it hold?
+# </details>
+#
+# <details><summary><b>Hint 3</b> (a number to hit)</summary>
+#
+# At `x = [1.5, -2.0]` with `grad_output = [1.0, 3.0]`, your backward returns
+# `[3.0, -12.0]`.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_Square", "solution": true}
+class Square(torch.autograd.Function):
+    """y = x ** 2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x)
+        return x ** 2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, = ctx.saved_tensors
+        return grad_output * 2 * x  # d/dx x**2 = 2x
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "Square", "grade": true, "points": 1}
+self_check("Square", Square)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("Square", Square)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of $x$'s
+# shape: `2x * grad_output`, written `grad_output * 2 * x` or `2 * x * grad_output`. It needs
+# $x$, which costs no new memory while the caller keeps $x$ anyway (a model's input, a weight);
+# for an intermediate the caller would free, saving it is what keeps it alive until backward.
+# </details>
+
+# %% [markdown]
+# ## Worked example: `Norm`, a Jacobian that is not diagonal
 #
 # $y = \lVert x \rVert = \sqrt{\sum_j x_j^2}$, the Euclidean length of each row: $x$ has shape
 # $(*, n)$ and $y$ has shape $(*)$. Take one row.
@@ -108,15 +197,6 @@ class Norm(torch.autograd.Function):
 
 
 # %% [markdown]
-# Four things to notice:
-#
-# - `forward` and `backward` are `@staticmethod`s. Their first argument, `ctx`, carries
-#   information from forward to backward.
-# - `ctx.save_for_backward` is called in forward, `ctx.saved_tensors` read in backward only.
-# - `backward` returns **one gradient per input of forward**, of that input's shape.
-# - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`: `apply`
-#   links the output into the autograd graph.
-#
 # At a row of zeros backward divides $0$ by $0$: the norm has no derivative there
 # (`torch.linalg.vector_norm` gives $0$, a convention). A Function you ship decides, and says so.
 
@@ -214,7 +294,7 @@ compare_all(predicted_gradcheck, {
 # float64 passes; float32 fails, although the backward is exact. `gradcheck` divides
 # $f(x+\varepsilon) - f(x-\varepsilon)$ by $2\varepsilon = 2 \times 10^{-6}$, and float32 rounds
 # each value of $f$ (here $y \approx 2$) to within half an ulp of $y$, about $10^{-7}$: the
-# quotient is off by up to about $\mathrm{ulp}(y)/(2\varepsilon) \approx 0.1$, a tenth to a
+# quotient is off by up to about $\mathrm{ulp}(y)/(2\varepsilon) \approx 0.1$, up to a
 # quarter of these gradients, against `gradcheck`'s tolerance of 0.1% (rounding $x \pm
 # \varepsilon$ adds a few per cent more). PyTorch warns you
 # (`passes_gradcheck` hides it). A failing float32 `gradcheck` tells you nothing about your
@@ -222,86 +302,11 @@ compare_all(predicted_gradcheck, {
 # </details>
 
 # %% [markdown]
-# ## ✎ Exercise 1 · `Square`
-#
-# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise.
-#
-# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
-# own contract:
-#
-# - the value and the gradient autograd gives `x ** 2`, for every `x` whose double `2 * x` is
-#   finite, `x = 0` included.
-#
-# Rules 1 (every shape, layout and dtype) and 4 (state on `ctx`) of the
-# [contract](function_contract.md) show here.
-#
-# Answer on paper first, with the method of the worked example:
-#
-# 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero? How does
-#    that differ from `Norm`'s?
-# 2. Do the sum over $i$ of the chain rule. Where does `grad_output` appear, and what shape has
-#    the result?
-# 3. What must forward save for that? Forward has the input $x$ and the output $y$ at hand: would
-#    either do?
-#
-# <details><summary><b>Hint 1</b> (a question)</summary>
-#
-# Change $x_j$ alone, for one $j$: which outputs $y_i$ move? So how many terms of the sum
-# $\sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j$ can be non-zero?
-# </details>
-#
-# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
-#
-# Is this Jacobian a diagonal, a full row as `Norm`'s was, or something else? For one $j$, which
-# term of the sum is left, and which entry of `grad_output` does it hold?
-# </details>
-#
-# <details><summary><b>Hint 3</b> (a number to hit)</summary>
-#
-# At `x = [1.5, -2.0]` with `grad_output = [1.0, 3.0]`, your backward returns
-# `[3.0, -12.0]`.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_Square", "solution": true}
-class Square(torch.autograd.Function):
-    """y = x ** 2."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ### BEGIN SOLUTION
-        ctx.save_for_backward(x)
-        return x ** 2
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        x, = ctx.saved_tensors
-        return grad_output * 2 * x  # d/dx x**2 = 2x
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "Square", "grade": true, "points": 1}
-self_check("Square", Square)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("Square", Square)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of $x$'s
-# shape: `2x * grad_output`, written `grad_output * 2 * x` or `2 * x * grad_output`. It needs
-# $x$, which costs no new memory while the caller keeps $x$ anyway (a model's input, a weight);
-# for an intermediate the caller would free, saving it is what keeps it alive until backward.
-# </details>
-
-# %% [markdown]
 # ### Could forward have saved its output?
 #
-# `SquareFromOutput` saves $y = x^2$ instead of $x$, and recovers $x$ in backward as
-# $\sqrt{y}$. **Predict, then run.** Does it pass `gradcheck`? Is its gradient right for
-# negative $x$? For positive $x$? Write `True` or `False` into the next cell first.
+# `Norm` saved its output. `SquareFromOutput` saves $y = x^2$ instead of $x$, and recovers $x$ in
+# backward as $\sqrt{y}$. **Predict, then run.** Does it pass `gradcheck`? Is its gradient right
+# for negative $x$? For positive $x$? Write `True` or `False` into the next cell first.
 
 # %%
 ### BEGIN WORKED
@@ -418,10 +423,12 @@ compare_all(predicted_on_class, {"first input's gradient, each entry": x_first.g
 #
 # Two things are new since `Square`: four inputs, and two of them are not tensors. One tool is
 # new too: `ctx.needs_input_grad`, a tuple with one entry per input of forward, `True` where that
-# input needs a gradient. The page decides nothing more for you this time. Derive both gradients on paper, and decide from them
-# which of the four inputs backward needs and how it gets them; then write your answer and run
-# it. Where an attempt breaks a rule, torch's error or the self-check's first line says which,
-# and the [contract](function_contract.md) says why.
+# input needs a gradient. The [contract](function_contract.md) settles what every Function does
+# with a Python number: rule 4 says where it is kept, rule 2 what backward returns in its place
+# and for a tensor that needs no gradient. The rest is yours: derive both gradients on paper,
+# decide from them which inputs backward reads and how it keeps every digit of each weight, then
+# write your answer and run it. Where an attempt breaks a rule, torch's error or the
+# self-check's first line says which.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -481,14 +488,14 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
-# What you decided for `WeightedSum` holds in every exercise: rules 2 and 4 of the
-# [contract](function_contract.md). Tensors go through `save_for_backward`, not `ctx.x = x`: a
+# Rules 2 and 4 of the [contract](function_contract.md), which settled `WeightedSum`'s floats,
+# hold in every exercise. Tensors go through `save_for_backward`, not `ctx.x = x`: a
 # saved tensor changed in place before backward makes backward raise, not return a silently
 # wrong gradient.
 #
-# **Predict, then run**, to confirm what you decided: `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
-# forward saves what you pass as `save` and whose backward returns what you pass as `returns`,
-# and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
+# **Predict, then run**, to see those rules at work: `shift` builds a Function for $y = x + c$,
+# with $c$ a Python float, whose forward saves what you pass as `save` and whose backward returns
+# what you pass as `returns`, and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
 # `grad_output` for `x` and, for `c`, a 0-d tensor of zeros raise? And one that returns `None`
 # for `c`? Write `True` (raises) or `False`.
 

@@ -71,7 +71,9 @@ SAVES_AN_INTERMEDIATE = {"ScaledSigmoid: saves sigmoid(x), a new tensor",
                          "WeightedSum: weights as a float64 tensor saved, read back with tolist()",
                          "WeightedSum: the weights saved as one tensor of x1's dtype",
                          # a copy of the output is made in forward, not the output itself
-                         "Square: a copy of the output saved beside x"}
+                         "Square: a copy of the output saved beside x",
+                         # 2x is made in forward, an intermediate to the inspector
+                         "Square: 2x saved in forward, a one-tuple returned"}
 FLAGGED_BY_INSPECTOR = SAVES_AN_INTERMEDIATE | {
     "Square: tensor on ctx", "MySigmoid: output kept as ctx.y",
     "MySigmoid: output hidden in a list on ctx", "MyReLU: mask kept as ctx.mask",
@@ -101,7 +103,11 @@ FAILING_BACKWARD = {
     # forward returns float32 for float64 x: backward's matmul meets float32 and float64
     "MyLinearFunction: x = x.float() in forward, weight cast to match",
     # backward writes into a saved tensor in place: the engine's version check refuses it
-    "Square: the saved x doubled in place", "MyReLU: saves y, backward y.sign_() in the saved output"}
+    "Square: the saved x doubled in place", "MyReLU: saves y, backward y.sign_() in the saved output",
+    # backward computes with the tuple ctx.saved_tensors, or returns a list: it raises
+    "Square: ctx.saved_tensors not unpacked: x = ctx.saved_tensors",
+    "Square: ctx.saved_tensors not unpacked, a tensor method called on it",
+    "Square: the gradient returned in a list"}
 
 
 @pytest.mark.parametrize("name", sorted(LIBRARY_00_02))

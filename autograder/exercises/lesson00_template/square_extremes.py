@@ -1,7 +1,7 @@
 """Lesson 00: Square at x = 0, where a gradient recovered from the output by dividing by x is
-nan, and at both ends of float32's range ("every x whose double 2x is finite"): |x| where
-x ** 2 overflows while 2x * grad_output is finite, and |x| where x ** 2 underflows, x subnormal
-included. Only float32: float64's extremes (1e-200, 1e160) no model meets, and the answers that
+nan, and at both ends of float32's range ("every x at which that gradient is finite"): |x|
+where x ** 2 overflows while 2x * grad_output is finite, and |x| where x ** 2 underflows, x
+subnormal included. Only float32: float64's extremes (1e-200, 1e160) no model meets, and the answers that
 differ there only are catalogued as correct (tools/catalogue/lesson00_template/float_extremes.py)."""
 
 import torch
@@ -77,17 +77,19 @@ def check_square_float32_ends(function, device) -> None:
             raise GradingError(
                 f"{head}: x ** 2 overflows float32 there (it is inf, and so is autograd's "
                 "output), but 2x does not; does backward go through the output y = x ** 2? "
-                "The contract holds for every x whose double 2x is finite, the largest included",
+                "The contract holds for every x at which the gradient is finite, the largest "
+                "included",
                 mistake="Square/wrong-where-square-overflows")
         if seen == 0:
             raise GradingError(
                 f"{head}: does backward set a small |x|'s gradient to 0 (a threshold), or go "
                 "through the output y = x ** 2, which is subnormal or 0 in float32 below |x| of "
-                "about 1e-19? The contract holds for every x whose double 2x is finite, however "
-                "small",
+                "about 1e-19? The contract holds for every x at which the gradient is finite, "
+                "however small",
                 mistake="Square/wrong-at-tiny-x")
         raise GradingError(
             f"{head}: right on ordinary values, wrong at this end of float32's range; where "
-            "does backward lose it? The contract holds for every x whose double 2x is finite",
+            "does backward lose it? The contract holds for every x at which the gradient is "
+            "finite",
             mistake="Square/wrong-at-float32-end")
     covers("every x with 2x finite, in float32")

@@ -58,7 +58,7 @@ def check_square_keeps_sign(function, device) -> None:
     if any(saved.role == "output" for saved in forward.saved):
         raise GradingError(
             "Square saved its output y = x ** 2, which has lost the sign of x: your gradient "
-            "for x has the wrong sign wherever x < 0 (sqrt(y) is |x|); save x instead",
+            "for x has the wrong sign wherever x < 0 (sqrt(y) is |x|, not x)",
             mistake="Square/saves-output-loses-sign")
     raise GradingError(
         "your gradient for x has the wrong sign wherever x < 0 and is right where x > 0: it "

@@ -8,8 +8,8 @@ reads them (``tools.catalogue.contract_of`` does)."""
 from ..clauses import Clause
 
 SQUARE_CLAUSES = (
-    Clause("the value and the gradient autograd gives `x ** 2`, for every `x` whose double "
-           "`2 * x` is finite, `x = 0` included.",
+    Clause("the value and the gradient autograd gives `x ** 2`, for every `x` at which that "
+           "gradient is finite, `x = 0` included.",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/ignores-grad-output": "forgets grad_output",

@@ -181,3 +181,40 @@ MISTAKES += [
             _square(SAVE_X, READ_X + "        return grad_output * torch.where(x.abs() < 1e-4, "
                     "torch.zeros_like(x), 2 * x)")),
 ]
+
+# review 81 (Square is the first Function, written before any worked example): the tuple of
+# saved tensors used as a tensor; the output saved with the sign kept beside it (right wherever
+# x ** 2 is finite and normal, wrong at both ends of float32's range); a list for a tuple
+MISTAKES += [
+    Mistake("Square", "ctx.saved_tensors not unpacked: x = ctx.saved_tensors",
+            "ctx.saved_tensors is a tuple, one entry per tensor forward saved",
+            _square(SAVE_X, "        x = ctx.saved_tensors\n        return 2 * x * grad_output")),
+    Mistake("Square", "ctx.saved_tensors not unpacked, a tensor method called on it",
+            "ctx.saved_tensors is a tuple, one entry per tensor forward saved",
+            _square(SAVE_X, "        x = ctx.saved_tensors\n        return grad_output * x.mul(2)")),
+    Mistake("Square", "the output saved with a mask of negative x, x rebuilt as +-sqrt(y)",
+            "x ** 2 overflows float32 there",
+            _square("        y = x ** 2\n        ctx.save_for_backward(y, x < 0)\n        return y",
+                    "        y, negative = ctx.saved_tensors\n        root = y.sqrt()\n"
+                    "        return grad_output * 2 * torch.where(negative, -root, root)")),
+    Mistake("Square", "the output saved with x.sign(), x rebuilt as sign * sqrt(y)",
+            "x ** 2 overflows float32 there",
+            _square("        y = x ** 2\n        ctx.save_for_backward(y, x.sign())\n        return y",
+                    "        y, sign = ctx.saved_tensors\n"
+                    "        return grad_output * 2 * sign * y.sqrt()")),
+    Mistake("Square", "the gradient returned in a list",
+            "expected Variable or None (got list)",
+            _square(SAVE_X, READ_X + "        return [grad_output * 2 * x]")),
+]
+
+UNUSUAL += [
+    # the decision Exercise 1 asks for, answered "both": the contract bounds no memory of Square's
+    Unusual("Square", "x and the output both saved, only x read",
+            _square("        y = x ** 2\n        ctx.save_for_backward(x, y)\n        return y",
+                    "        x, _ = ctx.saved_tensors\n        return 2 * x * grad_output")),
+    Unusual("Square", "2x saved in forward, a one-tuple returned",
+            _square("        ctx.save_for_backward(2 * x)\n        return x * x",
+                    "        double, = ctx.saved_tensors\n        return (grad_output * double,)")),
+    Unusual("Square", "saved_tensors[0] read, one trailing None",
+            _square(SAVE_X, "        return grad_output * ctx.saved_tensors[0] * 2, None")),
+]
