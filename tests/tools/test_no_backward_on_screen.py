@@ -57,15 +57,26 @@ def _tokens(text: str) -> str:
 
 def _shows(text: str, line: str) -> bool:
     """Does ``text`` hold ``line`` whole (not as the start of ``weight.T`` or ``f(...)``)?"""
-    return re.search(rf"(?:^|\x1f){re.escape(_tokens(line))}(?=$|\x1f(?![.(\[]))",
-                     text) is not None
+    return _whole_line(line).search(text) is not None
+
+
+@functools.cache
+def _whole_line(line: str) -> re.Pattern:
+    """``line``'s tokens, not followed by an attribute, a call or an index."""
+    return re.compile(rf"(?:^|\x1f){re.escape(_tokens(line))}(?=$|\x1f(?![.(\[]))")
+
+
+@functools.cache
+def _answer_sources(lesson: str) -> dict[str, str]:
+    """Each graded answer cell's id and its source, solution included."""
+    return {grade_id(cell): cell.source for cell in source_notebook(lesson).cells
+            if (grade_id(cell) or "").startswith("answer_")}
 
 
 @functools.cache
 def _answers(lesson: str) -> dict[str, set[str]]:
     """Each graded answer cell's id and the lines of its gradient functions."""
-    return {grade_id(cell): gradient_lines(cell.source) for cell in source_notebook(lesson).cells
-            if (grade_id(cell) or "").startswith("answer_")}
+    return {answer: gradient_lines(source) for answer, source in _answer_sources(lesson).items()}
 
 
 @functools.cache
@@ -134,8 +145,9 @@ def final_formulas(lesson: str) -> dict[str, dict]:
     return tomllib.loads(path.read_text()) if path.exists() else {}
 
 
-def _learner_cells(lesson: str) -> list[nbformat.NotebookNode]:
-    return nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4).cells
+@functools.cache
+def _learner_cells(lesson: str) -> tuple[nbformat.NotebookNode, ...]:
+    return tuple(nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4).cells)
 
 
 def _answer_index(cells: list, answer: str) -> int:
@@ -202,10 +214,9 @@ def test_no_prompt_names_an_op_its_backward_is_built_from(lesson):
     cells = _learner_cells(lesson)
     for answer in _answers(lesson):
         allowed = set(final_formulas(lesson).get(answer, {}).get("named_by_contract", []))
-        source = next(cell.source for cell in source_notebook(lesson).cells
-                      if grade_id(cell) == answer)
         text = prompt(cells, _answer_index(cells, answer))
-        named = sorted(op for op in backward_calls(source) - allowed if names(text, op))
+        named = sorted(op for op in backward_calls(_answer_sources(lesson)[answer]) - allowed
+                       if names(text, op))
         assert not named, f"course/{lesson}.ipynb: the prompt of {answer} names {named}"
 
 
