@@ -197,6 +197,15 @@ def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised(
                  "FakeQuantize/grad-x-not-clipped", marks=pytest.mark.lesson03),
     pytest.param("StraightThroughSoftmax", "softmax rebuilt from the saved logits, 1 / tau left out",
                  "StraightThroughSoftmax/missing-one-over-tau", marks=pytest.mark.lesson03),
+    # learner trial 80 (issue 68): a backward along another dim than dim, proven by a probe
+    pytest.param("Cumsum", "reversed scan always along dim 0", "Cumsum/along-another-dim",
+                 marks=pytest.mark.lesson09),
+    pytest.param("Cumsum", "flips along dim, the cumsum along dim 0", "Cumsum/along-another-dim",
+                 marks=pytest.mark.lesson09),
+    pytest.param("ProdOverDim", "products of the others always along dim 0",
+                 "ProdOverDim/along-another-dim", marks=pytest.mark.lesson09),
+    pytest.param("ProdOverDim", "after-products flipped along dim 0, scanned along dim",
+                 "ProdOverDim/along-another-dim", marks=pytest.mark.lesson09),
 ])
 def test_a_catalogued_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does grading a catalogued mistake give its id (written out, picked by phrase, or the

@@ -20,6 +20,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .broadcast_sums import check_left_aligned, check_own_factor, check_sums_every_dim
 from .cumsum_decay import check_decaying_grad_output
+from .other_dims import check_along_another_dim
 from ..shared.layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, LINEAR_FACTOR, _shape, described, gradient_for, graded_case
 from .prod_unsqueeze import check_grad_output_unsqueezed
@@ -193,6 +194,7 @@ def _right_along_last_dim(function, x, spec=PROD) -> bool:
 def prod_opening(ProdOverDim, device="cpu") -> None:
     function = check_is_function(ProdOverDim, PROD)
     check_grad_output_unsqueezed(function, PROD, device)
+    check_along_another_dim(function, PROD, device)
     check_zero_slices(function, device)
     check_tiny_entries(function, PROD, device)
     for dtype in (torch.float64, torch.float32):  # the gradient in x's dtype: float32 too
@@ -288,6 +290,7 @@ def cumsum_opening(Cumsum, device="cpu") -> None:
     function = check_is_function(Cumsum, CUMSUM)
     check_scan_direction(function, device)
     check_follows_dim(function, device)
+    check_along_another_dim(function, CUMSUM, device)
     for x_shape, dim in DIM_CASES[:3]:
         cumsum_case(function, x_shape, dim, device)
     cumsum_case(function, *DIM_CASES[0], device, dtype=torch.float32)  # the gradient in x's dtype

@@ -149,4 +149,13 @@ class Cumsum(torch.autograd.Function):
         flipped = grad_output.index_select(dim, backwards)
         return flipped.cumsum(dim).index_select(dim, backwards), None
 ''')),
+    # learner trial 80 (issue 68): the reversed scan along a fixed dim, or its cumsum alone
+    # along one, got 'your gradient for x is wrong'; the gradient is the right formula along
+    # another dim (Cumsum/along-another-dim)
+    Mistake("Cumsum", "reversed scan always along dim 0",
+            "the whole reversed scan along dim 0, where dim=1",
+            _cumsum("        return grad_output.flip(0).cumsum(0).flip(0), None\n")),
+    Mistake("Cumsum", "flips along dim, the cumsum along dim 0",
+            "the scan (cumsum) along dim 0, the flips along dim, where dim=1",
+            _cumsum("        return grad_output.flip(dim).cumsum(0).flip(dim), None\n")),
 ]

@@ -240,4 +240,23 @@ MISTAKES = [
         after = exclusive(x.index_select(dim, backwards)).index_select(dim, backwards)
         return grad_output.unsqueeze(dim) * exclusive(x) * after, None
 ''')),
+    # learner trial 80 (issue 68): the products along a fixed dim, or the flips around the scan
+    # of the products after x_i along one, got a generic first line ('wrong on a slice with no
+    # zero'); the gradient is the right formula along another dim (ProdOverDim/along-another-dim)
+    Mistake("ProdOverDim", "products of the others always along dim 0",
+            "the products of the other entries taken along dim 0, where dim=1", _prod('''
+        n = x.shape[0]
+        ones = torch.ones_like(x.narrow(0, 0, 1))
+        before = torch.cat([ones, x.narrow(0, 0, n - 1)], 0).cumprod(0)
+        after = torch.cat([x.narrow(0, 1, n - 1), ones], 0).flip(0).cumprod(0).flip(0)
+        return grad_output.unsqueeze(dim) * before * after, None
+''')),
+    Mistake("ProdOverDim", "after-products flipped along dim 0, scanned along dim",
+            "the flips around the scan of the products after x_i along another dim", _prod('''
+        n = x.shape[dim]
+        ones = torch.ones_like(x.narrow(dim, 0, 1))
+        before = torch.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+        after = torch.cat([x.narrow(dim, 1, n - 1), ones], dim).flip(0).cumprod(dim).flip(0)
+        return grad_output.unsqueeze(dim) * before * after, None
+''')),
 ]
