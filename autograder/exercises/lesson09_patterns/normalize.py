@@ -53,7 +53,7 @@ def check_sides_of_eps(function, x: torch.Tensor, eps: float) -> None:
     # named only where the rows far above eps are right: a nan there is some other mistake
     if not right[:2].all() or right.all():
         return
-    check_zero_row_finite(got, truth, eps)
+    check_zero_row_finite(got, truth, eps, x, grad_output)
     if right[BELOW].all():
         check_near_above(x[NEAR_ABOVE], got[NEAR_ABOVE], truth[NEAR_ABOVE],
                          grad_output[NEAR_ABOVE], eps)
@@ -73,18 +73,47 @@ def check_sides_of_eps(function, x: torch.Tensor, eps: float) -> None:
 ZERO_ROW = 3  # the row of zeros among rows_around_eps
 
 
-def check_zero_row_finite(got: torch.Tensor, truth: torch.Tensor, eps: float) -> None:
-    """A nan or inf on the row of zeros, where the truth is grad_output / eps: the case above
-    eps divided by the norm, 0 there, and a mask of 0 multiplied with it (0 x inf is nan)."""
+# rows of rows_around_eps below eps with a norm above 0, far enough from eps to take its side
+OTHER_BELOW = [2, 4]
+
+
+def check_zero_row_finite(got: torch.Tensor, truth: torch.Tensor, eps: float,
+                          x: torch.Tensor, grad_output: torch.Tensor) -> None:
+    """A nan or inf on the row of zeros, where the truth is grad_output / eps: what the other
+    rows below eps got proves why. The derivative of x / norm there (the clamp ignored) or
+    grad_output / norm divide by the norm, 0 on that row; right there, the case above eps was
+    computed on every row, dividing by the norm, and mixed in by arithmetic (0 x inf is nan).
+    Otherwise nothing is named here: the rows below eps are wrong, which the caller says."""
     if torch.isfinite(got[ZERO_ROW]).all() or not torch.isfinite(truth[ZERO_ROW]).all():
         return
+    seen = ("Normalize's gradient is wrong on rows whose norm is below eps: nan or inf on the "
+            "row of zeros (norm 0), where autograd's is finite (grad_output / eps)")
+    detail = f"got {got[ZERO_ROW].tolist()}\nexpected {truth[ZERO_ROW].tolist()}"
+    rows, g = x[OTHER_BELOW], grad_output[OTHER_BELOW]
+    norm = rows.norm(dim=-1, keepdim=True)
+    unit = rows / norm
+    unclamped = (g - unit * (unit * g).sum(-1, keepdim=True)) / norm
+    if torch.allclose(got[OTHER_BELOW], unclamped):
+        raise GradingError(f"{seen}, and on the other rows below eps it is the derivative of "
+                           "x / norm, the formula of the rows above eps, as if the norm were "
+                           "not clamped at eps: below eps y = x / eps, and eps does not move "
+                           "with x; x / norm's derivative divides by the norm, 0 on the row of "
+                           f"zeros ({around_eps(eps)})", detail,
+                           mistake="Normalize/unclamped-below-eps")
+    if torch.allclose(got[OTHER_BELOW], g / norm):
+        raise GradingError(f"{seen}, and on the other rows below eps it is grad_output / norm, "
+                           "not grad_output / eps: below eps the divisor is eps (max(norm, "
+                           "eps)), and dividing by the norm divides by 0 on the row of zeros "
+                           f"({around_eps(eps)})", detail,
+                           mistake="Normalize/divides-by-norm-below-eps")
+    if not torch.allclose(got[OTHER_BELOW], truth[OTHER_BELOW]):
+        return
     raise GradingError("Normalize's gradient holds nan or inf on a row of zeros (norm 0, below "
-                       "eps), where autograd's is finite: does backward compute the formula "
-                       "above eps on every row, dividing by the norm, and then multiply it by "
-                       "a mask of 0? 0 x inf and 0 x nan are nan, so a mask cannot remove that "
-                       "division's result: keep the division by 0 from happening on the row "
-                       f"at all ({around_eps(eps)})",
-                       f"got {got[ZERO_ROW].tolist()}\nexpected {truth[ZERO_ROW].tolist()}",
+                       "eps), where autograd's is finite, and is right on the other rows below "
+                       "eps: the formula above eps, which divides by the norm, was computed on "
+                       "this row too and mixed in by arithmetic (multiplied by a mask of 0, or "
+                       "added), and 0 x inf and 0 x nan are nan: keep the division by 0 from "
+                       f"happening on the row at all ({around_eps(eps)})", detail,
                        mistake="Normalize/nan-on-zero-row")
 
 

@@ -79,6 +79,22 @@ MISTAKES = [
         radial = (y * grad_output).sum(-1, keepdim=True)
         return above * (grad_output - y * radial) / norm + (1 - above) * grad_output / ctx.eps, None
 ''')),
+    # learner trial 80 (issue 68): the clamped branch's gradient computed as if unclamped (the
+    # derivative of x / norm on every row) read 'does backward ... multiply it by a mask of 0?',
+    # though it has no mask; the line now says what was seen and what the other rows prove
+    Mistake("Normalize", "every row's gradient computed as if unclamped (x / norm's)",
+            "on the other rows below eps it is the derivative of x / norm", _normalize('''
+        unit = y * norm.clamp_min(ctx.eps) / norm
+        radial = (unit * grad_output).sum(-1, keepdim=True)
+        return (grad_output - unit * radial) / norm, None
+''')),
+    Mistake("Normalize", "projection masked, divided by the norm unclamped",
+            "on the other rows below eps it is grad_output / norm, not grad_output / eps",
+            _normalize('''
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm, None
+''')),
     Mistake("Normalize", "norm for the test computed on x.float()",
             "Normalize saves its number per row in float32 for x in float64",
             _function("Normalize", '''

@@ -260,6 +260,11 @@ def test_prod_zero_cases_without_division():
      "Normalize/boundary-below-eps"),
     ("Normalize", "both cases mixed by multiplying with a mask (nan from 0 x inf on a zero row)",
      "Normalize/nan-on-zero-row"),
+    # learner trial 80 (issue 68): what the other rows below eps prove, not a guessed mask
+    ("Normalize", "every row's gradient computed as if unclamped (x / norm's)",
+     "Normalize/unclamped-below-eps"),
+    ("Normalize", "projection masked, divided by the norm unclamped",
+     "Normalize/divides-by-norm-below-eps"),
     ("Normalize", "norm for the test computed on x.float()",
      "Normalize/row-number-in-another-dtype"),
     ("Normalize", "above eps told from the divisor with isclose "
@@ -314,3 +319,18 @@ def test_a_wrong_slice_of_prod_asks_and_shows_short_numbers():
     details = "\n".join(rest)
     assert "x's slice [" in details and "(random)" in details and "expected [" in details
     assert not re.search(r"\d\.\d{6,}", message), message
+
+
+def test_a_backward_unclamped_below_eps_is_told_what_was_seen_not_a_mask():
+    """Issue 68: a backward that computes every row as if the norm were not clamped at eps
+    read 'does backward ... multiply it by a mask of 0?', though it has no mask: does the line
+    say the rows below eps are wrong and what the other rows below eps prove, and nothing of a
+    mask?"""
+    from autograder.grading import classified_verdict
+    from tests.autograder.catalogued import mistake
+
+    verdict = classified_verdict("Normalize", mistake(
+        "Normalize", "every row's gradient computed as if unclamped (x / norm's)"))
+    first = verdict.message.splitlines()[0]
+    assert first.startswith("Normalize's gradient is wrong on rows whose norm is below eps")
+    assert "derivative of x / norm" in first and "mask" not in first
