@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import manual, one_line, sandbox, shared_zygote, verdict_store
+from . import earlier_points, manual, one_line, sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
 from .faults import (CELL_ERROR, NOTES, SEVERITY, Fault, added_note_line, from_dicts, own_status,
                      reason_of)
@@ -196,8 +196,9 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
             if written:
                 written(student, lesson)
             scored = score_line(root, student, lesson)
-            summary.outvoted += manual.outvoted(student, lesson, hand_given,
-                                                manual.by_hand(root, student, lesson))
+            hand_now = manual.by_hand(root, student, lesson)
+            summary.outvoted += manual.outvoted(student, lesson, hand_given, hand_now)
+            earlier_points.note_earlier(root, student, lesson, hand_given, hand_now)
             summary.timing["gradebook write"] = summary.timing.get("gradebook write", 0.0) + \
                 time.monotonic() - began
         except Exception as failure:  # nbgrader refused: our problem, not the learner's

@@ -40,7 +40,8 @@ STATUSES = {
                       "it was left out",
     "large-files": "files beside the notebook were too large; they were left out",
     "renamed-notebook": "the notebook had another name; it was graded as the lesson's notebook",
-    "added-test-cell": "a test cell was added to the lesson after this notebook was handed in; "
+    "added-test-cell": "a test cell was added to the lesson after the release this notebook was "
+                       "made from (it never held the cell, however late it was handed in); "
                        "it was put in after its answer (the stub, not answered, for an exercise "
                        "added with it) and graded",
     "cell-error": "a cell the learner wrote (neither an answer nor a test) stopped with an "

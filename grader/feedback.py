@@ -4,6 +4,7 @@ went (the status cell that heads the autograded notebook, less what is for the i
 
 import html
 import re
+from pathlib import Path
 
 from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter, TemplateExporter
@@ -50,8 +51,8 @@ FOR_LEARNERS = {
                       "out",
     "large-files": "files beside your notebook were too large: they were left out",
     "renamed-notebook": "your notebook had another name: it was graded as this lesson's",
-    "added-test-cell": "a test was added to the lesson after you handed it in: it was graded "
-                       "too",
+    "added-test-cell": "a test was added to the lesson after you fetched your copy of it: it "
+                       "was graded too",
     "cell-error": "a cell you wrote (neither an answer nor a test) stopped with an error when "
                   "it was graded; its error is shown under it, and your points are as the tests "
                   "gave them",
@@ -224,6 +225,7 @@ class FeedbackSummary(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         rows = []
         by_hand, comments = _by_hand(resources)
+        earlier = _earlier(resources)
         for cell in nb.cells:
             if not is_test_cell(cell):
                 continue
@@ -232,9 +234,13 @@ class FeedbackSummary(NbGraderPreprocessor):
             score, points = metadata.get("score"), metadata.get("points", 0)
             earned = "–" if score is None else f"{float(score):g}"
             hand = " (by hand)" if metadata["grade_id"] in by_hand else ""
+            before = hand and metadata["grade_id"] in earlier
+            if before:  # the points by hand are not for this submission's result beside them
+                hand = f" (by hand, {EARLIER_SUBMISSION})"
             mark = {"passed": "✓", "partial": "◐"}.get(result, "✗")
             comment = comments.get(f"answer_{metadata['grade_id']}")
-            said = f" · Your instructor: {_cell_text(comment)}" if comment else ""
+            said = (f" · Your instructor{' (on an earlier submission)' if before else ''}: "
+                    f"{_cell_text(comment)}" if comment else "")
             rows.append(f"| [`{metadata['grade_id']}`](#{metadata['grade_id']}) | {earned} / "
                         f"{float(points):g}{hand} | {mark} {_cell_text(hint, WHOLE_HINT)}"
                         f"{said} |")
@@ -245,6 +251,22 @@ class FeedbackSummary(NbGraderPreprocessor):
                                    id="autograder-summary")
             nb.cells.insert(0, summary)
         return nb, resources
+
+
+EARLIER_SUBMISSION = "given for an earlier submission"
+
+
+def _earlier(resources) -> set[str]:
+    """The graded cells of this learner's notebook whose points by hand were given for an
+    earlier submission (``manual.earlier``): a regrade changed their automatic points since."""
+    found = resources.get("nbgrader", {})
+    url = found.get("db_url", "")
+    if not url.startswith("sqlite:///") or "student" not in found:
+        return set()
+    from .earlier_points import earlier
+
+    return earlier(Path(url.removeprefix("sqlite:///")).parent, found["student"],
+                   found["assignment"])
 
 
 def _by_hand(resources) -> tuple[set[str], dict[str, str]]:

@@ -21,7 +21,7 @@ from .adopt import adopt_cells, has_metadata
 from .answers import answer_faults
 from .faults import STUB_PUT_IN, Fault
 from .notebook_format import NBGRADER_SCHEMA, RESTORED, grade_id
-from .releases import submitted_at
+from .releases import RELEASE_STAMP, submitted_at
 
 FILES_LIMIT_MB = 50
 # Names that would take effect before or instead of the grader's own code, whatever module set.
@@ -205,6 +205,7 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
     A test cell first released after ``submitted_at`` (``reference["added"]``) was never the
     learner's to delete."""
     notebook = copy.deepcopy(notebook)
+    held = released_tests(notebook)
     adopted = not has_metadata(notebook, reference)
     faults = adopt_cells(notebook, reference) if adopted else []
     entries = {entry["grade_id"]: entry for entry in reference["cells"]}
@@ -247,7 +248,7 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
         cell.metadata["nbgrader"] = _metadata(entry)
     present = {grade_id(cell) for cell in notebook.cells}
     order = [entry["grade_id"] for entry in reference["cells"]]
-    stubs = _stubs_for_added(notebook, reference, submitted_at)
+    stubs = _stubs_for_added(notebook, reference, submitted_at, held)
     for position, name in enumerate(order):
         entry = entries[name]
         if name in present or entry["cell_type"] != "code" or not (entry["locked"]
@@ -261,13 +262,17 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
         if name in stubs:  # the answer of an exercise added later: its stub, nobody's answer
             continue
         added = reference.get("added", {}).get(name)
-        if is_test[name] and added and (submitted_at is None or submitted_at < added):
-            when = "handed in" + ("" if submitted_at else " (no timestamp.txt: date unknown)")
+        if is_test[name] and never_had(name, reference, submitted_at, held):
+            when = "this notebook was handed in" + (
+                "" if submitted_at else " (no timestamp.txt: date unknown)")
+            if submitted_at and submitted_at >= added:  # an older release's copy, handed in late
+                when = (f"the release this notebook was made from (it never held the cell; "
+                        f"handed in on {submitted_at} UTC)")
             answers = [answer for answer, test in stubs.items() if test == name]
             put = (f"put it in {STUB_PUT_IN} ({', '.join(answers)}: not answered)"
                    if answers else "put it in after its answer")
             faults.append(Fault("added-test-cell", f"test cell {name} was added to the lesson "
-                                f"on {added} UTC, after this notebook was {when}: {put} and "
+                                f"on {added} UTC, after {when}: {put} and "
                                 "graded it", name))
         elif adopted:
             continue  # the notebook never had nbgrader's cells: said once, by adopt_cells
@@ -283,15 +288,42 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
     return notebook, faults
 
 
-def _stubs_for_added(notebook, reference: dict, submitted_at: str | None) -> dict[str, str]:
+def released_tests(notebook) -> set[str] | None:
+    """The test cells of the release this notebook was made from, as ``releases.stamp`` wrote
+    them into the released notebook's metadata (a learner's copy keeps it); None for a notebook
+    without the stamp (released before it existed, or pasted into a new notebook)."""
+    own = notebook.metadata.get("autograder")
+    stamp = own.get(RELEASE_STAMP) if isinstance(own, dict) else None
+    cells = stamp.get("test_cells") if isinstance(stamp, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(cell, str) for cell in cells):
+        return None
+    return set(cells)
+
+
+def never_had(name: str, reference: dict, submitted_at: str | None,
+              held: set[str] | None) -> bool:
+    """Was test cell ``name``, which the notebook lacks, never in it? Only a cell added to the
+    lesson after its first release can be. The release the notebook was made from decides
+    where the notebook says which it was (its stamp): a copy fetched before the cell was added
+    never had it, however late it was handed in, while a copy whose release held it lost it.
+    A notebook without the stamp is judged by when it was handed in."""
+    added = reference.get("added", {}).get(name)
+    if not added:
+        return False
+    if held is not None:
+        return name not in held
+    return submitted_at is None or submitted_at < added
+
+
+def _stubs_for_added(notebook, reference: dict, submitted_at: str | None,
+                     held: set[str] | None = None) -> dict[str, str]:
     """{answer cell: its test cell} for each answer cell the notebook lacks whose test (the
-    next test cell after it in the lesson) was added after the notebook was handed in: a new
-    exercise, whose answer cell the learner never had. Its stub goes in (as for a pasted
-    notebook's missing answer), so its test finds an unanswered exercise, not a name never
-    defined."""
+    next test cell after it in the lesson) was added after the notebook's copy was made
+    (``never_had``): a new exercise, whose answer cell the learner never had. Its stub goes in
+    (as for a pasted notebook's missing answer), so its test finds an unanswered exercise, not
+    a name never defined."""
     added = reference.get("added", {})
-    late = {name for name, when in added.items()
-            if submitted_at is None or submitted_at < when}
+    late = {name for name in added if never_had(name, reference, submitted_at, held)}
     present = {grade_id(cell) for cell in notebook.cells}
     stubs, waiting = {}, []
     for entry in reference["cells"]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from .earlier_points import forget_earlier
 from .gradebook import db_url
 
 
@@ -44,6 +45,8 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
             grade.manual_score = points
         if automatic:
             grade.manual_score = None
+        if points is not None or automatic:  # decided for the submission graded now
+            forget_earlier(root, student, lesson, [exercise])
         kept = _comment(gradebook, lesson, notebook, student, exercise)
         said = "; your comment kept (COMMENT= clears it)" if kept.manual_comment else ""
         if comment is not None:
@@ -135,3 +138,4 @@ def outvoted(student: str, lesson: str, before: dict, after: dict) -> list[str]:
             f"EXERCISE={exercise} AUTOMATIC=1 (COMMENT= also clears your comment)"
             for exercise, (points, auto) in sorted(after.items())
             if exercise in before and before[exercise][1] != auto]
+

@@ -27,6 +27,7 @@ from .notebook_format import grade_id, is_test_cell
 HISTORY = f"{STATE}/releases.json"
 CHANGED_CELLS = "Cannot add or remove cells"
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+RELEASE_STAMP = "release"  # notebook metadata["autograder"][RELEASE_STAMP]: what the release held
 
 
 def tag_test_cells(source: Path) -> list[str]:
@@ -68,15 +69,33 @@ def now() -> str:
     return time.strftime(TIME_FORMAT, time.gmtime())
 
 
+def stamp(path: Path, when: str) -> None:
+    """Write into the released notebook at ``path`` which test cells this release holds
+    (metadata ``autograder.release``), so that a learner's copy says which release it was made
+    from: a copy of an earlier release that lacks a test cell added since never had it
+    (``intake.never_had``), however late it is handed in."""
+    released = nbformat.read(path, as_version=4)
+    own = released.metadata.get("autograder")
+    own = dict(own) if isinstance(own, dict) else {}
+    own[RELEASE_STAMP] = {"released": when, "test_cells": [
+        grade_id(cell) for cell in released.cells if is_test_cell(cell)]}
+    released.metadata["autograder"] = own
+    nbformat.write(released, path)
+
+
 def record(root: Path, lesson: str) -> None:
-    """Note the first release time of each test cell of ``lesson`` as released now."""
+    """Note the first release time of each test cell of ``lesson`` as released now, and stamp
+    each released notebook with the test cells it holds."""
     path = root / HISTORY
     history = json.loads(path.read_text()) if path.exists() else {}
     cells = history.setdefault(lesson, {})
+    when = now()
+    for notebook in sorted((root / "release" / lesson).glob("*.ipynb")):
+        stamp(notebook, when)
     released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
     for cell in released.cells:
         if is_test_cell(cell):
-            cells.setdefault(grade_id(cell), now())
+            cells.setdefault(grade_id(cell), when)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(history, indent=1, sort_keys=True))
 

@@ -52,8 +52,8 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             # the exercise came after the notebook: no answer of the learner's to name (intake
             # put its stub in: not answered). A test added later that meets the learner's own
             # stub (an exercise they had and left) keeps its not-implemented line
-            message = (f"not answered: {exercise} was added to the lesson after you handed it "
-                       "in, so your notebook has no answer for it (0 points)")
+            message = (f"not answered: {exercise} was added to the lesson after you fetched "
+                       "your copy of it, so your notebook has no answer for it (0 points)")
         elif not passed and mistake == UNDEFINED and answer_error is not None:
             # a name the answer cell never defined: what stopped that cell is the mistake, in
             # the words of the notebook's reason where it did not parse (no kernel file name)

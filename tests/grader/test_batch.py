@@ -115,6 +115,10 @@ def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
         "changed from 1 to 0; keep it, or use the new ones: make manual LESSON=00_template "
         "STUDENT=bob EXERCISE=WeightedSum AUTOMATIC=1 (COMMENT= also clears your comment)"]
     assert third.outvoted[0] in third.report()
+    from grader.earlier_points import earlier  # what bob's feedback page says (issue 68)
+
+    assert earlier(root, "bob", LESSON) == {"WeightedSum"}
+    assert earlier(root, "carol", LESSON) == set()
 
 
 @pytest.mark.exhaustive  # a local cluster's start-up: half a minute of CI's 15; make test-all

@@ -27,7 +27,7 @@ def test_a_learner_reads_one_short_line_in_their_words():
     matched)?"""
     added = _learner_sees(ADDED)  # a routine note: the status stays ok, as in grades.csv
     assert added == ("**Grading status: `ok`**: Graded normally.\n\n- A test was added to the "
-                     "lesson after you handed it in: it was graded too (extra).")
+                     "lesson after you fetched your copy of it: it was graded too (extra).")
     pasted = _learner_sees(PASTED)
     assert len(pasted.splitlines()) == 1 and "matched 3 of 3" not in pasted
     assert pasted.count("pasted into a new notebook") == 1
@@ -41,8 +41,8 @@ def test_each_kind_of_fault_is_a_line_of_its_own():
                           Fault("suspicious-code", "line 3 reads the verdict key"))
     assert shown.splitlines()[0] == ("**Grading status: `timeout`**: your answer to Outer ran "
                                      "past the 60 s limit.")  # which cell, and the limit (issue 48)
-    assert shown.splitlines()[-1] == ("- A test was added to the lesson after you handed it in: "
-                                      "it was graded too (extra).")
+    assert shown.splitlines()[-1] == ("- A test was added to the lesson after you fetched your "
+                                      "copy of it: it was graded too (extra).")
     assert "verdict key" not in shown
     assert _learner_sees(Fault("suspicious-code", "line 3 reads the verdict key")) == ""
 

@@ -254,3 +254,70 @@ def test_an_answer_cell_that_stops_with_an_error_is_a_fault_of_its_own():
                                         "ModuleNotFoundError: No module named 'torchquant' at "
                                         "line 1: the rest of it did not run")
     assert own_status(faults) == "answer-error"
+
+
+def _stamped(notebook, test_cells):
+    """``notebook`` as a learner's copy of a release holding ``test_cells`` (releases.stamp)."""
+    notebook.metadata["autograder"] = {"release": {"released": "2026-01-01 00:00:00",
+                                                   "test_cells": list(test_cells)}}
+    return notebook
+
+
+def test_a_late_copy_of_the_release_before_a_test_was_added_never_had_it():
+    """Issue 68: a learner fetched the lesson, the instructor then added a test cell, and the
+    learner handed in (or resubmitted) after that, from the copy they fetched: is the missing
+    test cell the routine added-test-cell (the notebook's stamp says its release never held
+    it), not deleted-test-cell, whatever the timestamp; and is a copy of the release that held
+    the cell and lost it still deleted-test-cell?"""
+    from grader.intake import _new_cell
+
+    reference = _reference() | {"added": {"Twice": "2026-01-02 00:00:00"}}
+    cells = [_new_cell(entry) for entry in reference["cells"] if entry["grade_id"] != "Twice"]
+    older = _stamped(nbformat.v4.new_notebook(cells=cells), ["Square"])
+    _, faults = restore_cells(older, reference, submitted_at="2026-01-03 00:00:00")
+    assert [(fault.kind, fault.cell) for fault in faults] == [("added-test-cell", "Twice")]
+    assert ("added to the lesson on 2026-01-02 00:00:00 UTC, after the release this notebook was "
+            "made from (it never held the cell; handed in on 2026-01-03 00:00:00 UTC): put it in "
+            "after its answer and graded it") in faults[0].message
+    newer = _stamped(nbformat.v4.new_notebook(cells=cells), ["Square", "Twice"])
+    _, faults = restore_cells(newer, reference, submitted_at="2026-01-03 00:00:00")
+    assert [(fault.kind, fault.cell) for fault in faults] == [("deleted-test-cell", "Twice")]
+    unstamped = nbformat.v4.new_notebook(cells=cells)  # released before the stamp: its timestamp
+    _, faults = restore_cells(unstamped, reference, submitted_at="2026-01-03 00:00:00")
+    assert [fault.kind for fault in faults] == ["deleted-test-cell"]
+    _, faults = restore_cells(unstamped, reference, submitted_at="2026-01-01 00:00:00")
+    assert [fault.kind for fault in faults] == ["added-test-cell"]
+
+
+def test_a_late_copy_of_the_release_before_an_exercise_was_added_gets_its_stub():
+    """A copy of the release before an exercise (answer and test) was added, handed in after:
+    is the answer's stub put in, as for a notebook handed in before?"""
+    from grader.intake import _new_cell
+
+    reference = _reference() | {"added": {"Twice": "2026-01-02 00:00:00"}}
+    cells = [_new_cell(entry) for entry in reference["cells"]
+             if entry["grade_id"] not in ("answer_Twice", "Twice")]
+    older = _stamped(nbformat.v4.new_notebook(cells=cells), ["Square"])
+    restored, faults = restore_cells(older, reference, submitted_at="2026-01-03 00:00:00")
+    assert "answer_Twice" in [grade_id(cell) for cell in restored.cells]
+    assert [fault.kind for fault in faults] == ["added-test-cell"] and put_in_answer(faults[0])
+
+
+def test_release_stamps_each_released_notebook_with_its_test_cells(tmp_path):
+    """Does ``releases.record`` write into each released notebook the test cells it holds, so
+    that a learner's copy says which release it came from?"""
+    from grader.intake import released_tests
+    from grader.releases import record
+
+    test = nbformat.v4.new_code_cell("assert True", metadata={"nbgrader": {
+        "grade_id": "Square", "grade": True, "solution": False, "locked": True, "points": 1,
+        "schema_version": 3}})
+    answer = nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {
+        "grade_id": "answer_Square", "grade": False, "solution": True, "locked": False,
+        "schema_version": 3}})
+    folder = tmp_path / "release" / "01_x"
+    folder.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[answer, test]), folder / "01_x.ipynb")
+    record(tmp_path, "01_x")
+    assert released_tests(nbformat.read(folder / "01_x.ipynb", as_version=4)) == {"Square"}
+    assert released_tests(nbformat.v4.new_notebook()) is None

@@ -225,6 +225,11 @@ def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
     deleter.cells = [cell for cell in deleter.cells
                      if cell.metadata.get("nbgrader", {}).get("grade_id") != "Square_again"]
     submit(root, "deleter", deleter, timestamp="2099-01-01 00:00:00.000000 UTC")
+    # issue 68: a copy of the release before the cell was added, handed in after it was: the
+    # release it was made from never held the cell, so it is not said to be deleted
+    fetched_before = nbformat.read(root / "submitted" / "clean" / LESSON / f"{LESSON}.ipynb",
+                                   as_version=4)
+    submit(root, "late", fetched_before, timestamp="2099-01-01 00:00:00.000000 UTC")
     assert run("autograde", "--workers", "2", root=root)[0] == 0
     status, output = run("grades", root=root)
     graded = rows(root)
@@ -234,4 +239,6 @@ def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
     assert "clean 00_template/00_template" not in output
     assert float(graded["clean"]["score"]) == 6.0
     assert graded["deleter"]["status"] == "deleted-test-cell"
+    assert graded["late"]["status"] == "ok", graded["late"]
+    assert "never held the cell" in graded["late"]["reason"]
     assert graded["dies"]["status"] == "kernel-died"  # its real status, not hidden

@@ -98,8 +98,9 @@ def test_an_exercise_added_after_hand_in_says_so_not_the_name_error():
     later = [Fault("added-test-cell", "test cell Square was added to the lesson", "Square")]
     recorded = apply_verdicts(notebook, KEY, later)["Square"]
     assert recorded["mistake"] == "raised:NameError"
-    assert recorded["hint"] == ("not answered: Square was added to the lesson after you handed "
-                                "it in, so your notebook has no answer for it (0 points)")
+    assert recorded["hint"] == ("not answered: Square was added to the lesson after you fetched "
+                                "your copy of it, so your notebook has no answer for it "
+                                "(0 points)")
     assert "NameError" not in notebook.cells[1].outputs[0]["evalue"]
 
 
@@ -127,8 +128,8 @@ def test_a_test_added_after_hand_in_meeting_a_stub(put_in, learners_own):
         assert recorded["hint"].startswith("Square is not implemented yet")
         assert "handed it in" not in shown
     else:
-        assert shown == ("not answered: Square was added to the lesson after you handed it in, "
-                         "so your notebook has no answer for it (0 points)")
+        assert shown == ("not answered: Square was added to the lesson after you fetched your "
+                         "copy of it, so your notebook has no answer for it (0 points)")
 
 
 def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
