@@ -6,8 +6,9 @@ graded twice on this machine's grading devices (``AUTOGRADER_DEVICE=cpu`` for th
 - by the **full battery**, as a learner's answer is graded (``Exercise.run``: the exercise's own
   battery, then every check its domain implies);
 - by the **generic layer alone**: ``contract.check_each_input_alone`` at the domain's typical
-  inputs, then ``properties.check_domain`` (the properties the exercise's ``Domain`` implies and
-  the Function contract's rules), with no bespoke check of the exercise.
+  inputs (``comparison.compare``, every input at once, for an op returning a tuple), then
+  ``properties.check_domain`` (the properties the exercise's ``Domain`` implies and the
+  Function contract's rules), with no bespoke check of the exercise.
 
 It prints one row per exercise: its mistakes, how many fail the full battery, how many fail the
 generic layer alone, and the generic layer's share of what the full battery fails. A mistake
@@ -32,7 +33,10 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from autograder.checks import check_is_function
+import torch
+
+from autograder.checks import check_is_function, run_forward
+from autograder.comparison import compare, fresh_leaves
 from autograder.contract import check_each_input_alone
 from autograder.devices import grading_devices
 from autograder.exercise import Exercise
@@ -51,7 +55,12 @@ def generic_exercise(exercise: Exercise) -> Exercise:
     def battery(submission, device) -> None:
         function = (domain.prepare(submission) if domain.prepare is not None
                     else check_is_function(submission, domain.spec))
-        check_each_input_alone(function, domain.spec, domain.values(device))
+        values = domain.values(device)
+        inputs = fresh_leaves(values)
+        if isinstance(run_forward(function, domain.spec, inputs).output, torch.Tensor):
+            check_each_input_alone(function, domain.spec, values)
+        else:  # a tuple of outputs (indices among them): every input at once
+            compare(domain, function, inputs)
 
     return Exercise(exercise.name, exercise.lesson, battery, domain=domain,
                     within=exercise.within)

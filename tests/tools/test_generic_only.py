@@ -5,6 +5,7 @@ import pytest
 
 from autograder.exercises import EXERCISES
 from tools import catalogue, generic_only
+from tools.solutions import solution
 
 
 @pytest.fixture(autouse=True)
@@ -14,6 +15,13 @@ def on_cpu(monkeypatch):
 
 def _mistake(name: str):
     return catalogue.mistake("Square", name)
+
+
+class _Answer:
+    """An answer as ``generic_only.fails`` takes a catalogue entry."""
+
+    def __init__(self, submission):
+        self.load = lambda: submission
 
 
 def test_the_generic_layer_alone_catches_a_wrong_gradient_and_not_a_bespoke_rule():
@@ -40,3 +48,13 @@ def test_names_select_exercises_or_lessons_in_the_course_s_order():
                                                    if e.lesson.startswith("01")]
     with pytest.raises(ValueError, match="no exercise or lesson"):
         generic_only.selected(["Nonsense"])
+
+
+@pytest.mark.parametrize("name", ["SortWithIndices", "SplitHalves", "ReversibleCoupling"])
+def test_the_generic_layer_passes_a_right_answer_returning_a_tuple(name):
+    """An op of several outputs (or values and indices) is checked at the domain's typical
+    inputs with every input at once: the lesson's own answer passes, a wrong one fails."""
+    generic = generic_only.generic_exercise(EXERCISES[name])
+    assert not generic_only.fails(generic, _Answer(solution(name)))
+    assert any(generic_only.fails(generic, mistake) for mistake in catalogue.mistakes()
+               if mistake.exercise == name)
