@@ -76,9 +76,10 @@ autograde: $(INSTALLED) ## autograde instructor/submitted/ in parallel (WORKERS=
 
 # COMMENT given, even empty (COMMENT= clears the comment), is passed on; not given, it is kept
 MANUAL_COMMENT = $(if $(filter command environment,$(firstword $(origin COMMENT))),--comment "$$COMMENT")
-manual: $(INSTALLED) ## points and/or a comment by hand: LESSON= STUDENT= EXERCISE= POINTS= COMMENT= (AUTOMATIC=1 drops the points)
-	$(PYTHON) -m grader manual $(LESSON) --student "$(STUDENT)" --exercise "$(EXERCISE)" $(strip \
-		$(if $(POINTS),--points $(POINTS)) $(if $(AUTOMATIC),--automatic) $(MANUAL_COMMENT))
+manual: $(INSTALLED) ## points and/or a comment by hand: LESSON= STUDENT= EXERCISE= POINTS= COMMENT= (AUTOMATIC=1 drops the points); many at once: FILE=marks.csv
+	$(PYTHON) -m grader manual $(if $(FILE),--file "$(FILE)",$(LESSON) --student "$(STUDENT)" \
+		--exercise "$(EXERCISE)" $(strip $(if $(POINTS),--points $(POINTS)) \
+		$(if $(AUTOMATIC),--automatic) $(MANUAL_COMMENT)))
 
 feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson, WORKERS lessons at once; pages already current are kept (FORCE=1 writes all)
 	$(PYTHON) -m grader feedback $(LESSONS) --workers $(WORKERS) $(if $(FORCE),--force)

@@ -152,7 +152,8 @@ def _grade(root: Path, jobs: list[dict], writer, ledger: Ledger, summary: Summar
                           "digest": job["digest"], "notebooks": {}, "seconds": 0.0,
                           "error": f"the worker running this job failed: {error!r}"}
             status = _record(root, writer, ledger, job, result, summary, written)
-            progress.update(f"{job['student']} {job['lesson']}: {status}")
+            progress.update(f"{job['student']} {job['lesson']}: {status}"
+                            + took(result.get("seconds")))
     except KeyboardInterrupt:
         stream.write(f"\ninterrupted: {len(pending)} submissions left for the next run\n")
         for process in list((getattr(executor, "_processes", None) or {}).values()):
@@ -239,6 +240,12 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
     return status if error else scored + ("" if status == "ok" else f", {status}") + "".join(
         f", {one_line.reason(note)}" for note in notes[:1]) + (
         f" (and {len(notes) - 1} more notes)" if len(notes) > 1 else "")
+
+
+def took(seconds) -> str:
+    """How long grading a submission took, as its progress line ends: '; 11 s' (a worker that
+    died reports none: nothing)."""
+    return f"; {seconds:.0f} s" if seconds else ""
 
 
 def _counted(statuses: dict) -> str:

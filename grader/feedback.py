@@ -116,10 +116,13 @@ def learner_text(faults: list[Fault]) -> str:
 
 class LearnerStatus(NbGraderPreprocessor):
     """The grading status in the learner's feedback, in a learner's words (``learner_text``),
-    without what is for the instructor only (``NOT_FOR_LEARNERS``); no status cell when nothing
-    is left to say."""
+    without what is for the instructor only (``NOT_FOR_LEARNERS``). A graded notebook (one with
+    a test cell) with nothing else to say reads the same line as an ``ok`` one with a note
+    ("Grading status: ok: Graded normally."), whether grading wrote no status cell (a clean
+    notebook) or only what is for the instructor (the learner cannot tell the two apart)."""
 
     def preprocess(self, nb, resources):
+        said = False
         for cell in list(nb.cells):
             if cell.get("id") != STATUS_CELL:
                 continue
@@ -127,9 +130,12 @@ class LearnerStatus(NbGraderPreprocessor):
                                                     .get("faults", []))
                       if fault.kind not in NOT_FOR_LEARNERS]
             if faults:
-                cell.source = learner_text(faults)
+                cell.source, said = learner_text(faults), True
             else:
                 nb.cells.remove(cell)
+        if not said and any(is_test_cell(cell) for cell in nb.cells):
+            nb.cells.insert(0, NotebookNode(cell_type="markdown", id=STATUS_CELL, metadata={},
+                                            source=learner_text([])))
         return nb, resources
 
 

@@ -27,7 +27,7 @@ from .insight_parts import earlier_sections
 from .insight_report import text_report, write_reports
 from .ledger import STATE
 from .lessons import ROOT, lesson_names, resolve_lessons, source_notebook
-from .manual import ManualGradeError, give
+from .manual import FILE_COLUMNS, ManualGradeError, give, give_file
 from .feedback_run import feedback  # noqa: F401 (python -m grader feedback)
 from .nbgrader_cli import nbgrader, nbgrader_errors, nbgrader_streamed, prepare_course_root
 
@@ -258,6 +258,10 @@ def main() -> None:
                         help="manual: the points given by hand (replacing the automatic ones)")
     parser.add_argument("--comment", default=None,
                         help="manual: the comment on the learner's answer ('' clears it)")
+    parser.add_argument("--file", default=None,
+                        help="manual: many grades at once from a CSV file with the columns "
+                             f"{', '.join(FILE_COLUMNS)} (a header row first); any bad row "
+                             "changes nothing")
     parser.add_argument("--automatic", action="store_true",
                         help="manual: drop the points given by hand, back to the automatic ones")
     parser.add_argument("--overwrite-sources", action="store_true",
@@ -278,6 +282,20 @@ def main() -> None:
     if args.command == "insight" and not has_autograded(root):
         parser.error(f"{root} has no autograde run yet: run `make autograde` first")
     prepare_course_root(root)
+    if args.command == "manual" and args.file:
+        if named or args.students or args.exercise or args.points is not None \
+                or args.comment is not None or args.automatic:
+            parser.error("manual --file takes everything from the file: no lesson, --student, "
+                         "--exercise, --points, --comment or --automatic beside it")
+        known = course_lessons(root)
+        try:
+            lines = give_file(root, Path(args.file),
+                              lambda lesson: resolve_lessons([lesson], known)[0])
+        except ManualGradeError as error:
+            raise SystemExit(f"manual: {error}") from None
+        print("\n".join(lines + [f"{len(lines)} row{'' if len(lines) == 1 else 's'} given; run "
+                                 "`make grades` and `make feedback` to show them"]))
+        return
     if args.command == "manual":
         if len(named) != 1 or not args.students or len(args.students) != 1 or not args.exercise:
             parser.error("manual takes one lesson, one --student and one --exercise, e.g. "

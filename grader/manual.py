@@ -20,41 +20,137 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
          comment: str | None = None, automatic: bool = False) -> str:
     """Set (or, with ``automatic``, clear) ``student``'s points for ``exercise`` of ``lesson``
     and/or the comment on its answer; returns the line to print: before -> after."""
+    with Gradebook(db_url(root)) as gradebook:
+        line = _give(root, gradebook, lesson, student, exercise, points, comment, automatic)
+        gradebook.db.commit()
+    if points is not None or automatic:  # decided for the submission graded now
+        forget_earlier(root, student, lesson, [exercise])
+    return line
+
+
+def _give(root: Path, gradebook: Gradebook, lesson: str, student: str, exercise: str,
+          points: float | None, comment: str | None, automatic: bool) -> str:
+    """``give`` within an open gradebook session, not committed."""
     if points is None and comment is None and not automatic:
         raise ManualGradeError("give --points, --comment or --automatic: nothing to change")
     if points is not None and automatic:
         raise ManualGradeError("--points and --automatic contradict each other: pick one")
-    with Gradebook(db_url(root)) as gradebook:
-        notebook = _notebook_of(gradebook, lesson, exercise)
+    notebook = _notebook_of(gradebook, lesson, exercise)
+    try:
+        gradebook.find_submission(lesson, student)
+    except MissingEntry:
+        known = _learners(root, gradebook)
+        if student not in known:
+            raise ManualGradeError(_unknown(student, known)) from None
+        handed_in = sorted(s.student.id for s in gradebook.find_assignment(lesson).submissions)
+        raise ManualGradeError(
+            f"{student} has no graded submission of {lesson} (graded: "
+            f"{', '.join(handed_in) or 'nobody yet'}); run `make autograde` first") from None
+    grade = gradebook.find_grade(exercise, notebook, lesson, student)
+    before = _score(grade)
+    if points is not None:
+        if not 0 <= points <= grade.max_score:
+            raise ManualGradeError(f"{exercise} is worth 0 to {_points(grade.max_score)}, "
+                                   f"not {points:g}; nothing changed")
+        grade.manual_score = points
+    if automatic:
+        grade.manual_score = None
+    kept = _comment(gradebook, lesson, notebook, student, exercise)
+    said = "; your comment kept (COMMENT= clears it)" if kept.manual_comment else ""
+    if comment is not None:
+        said = ("; comment set" if comment else "; comment cleared" if kept.manual_comment
+                else "; there was no comment to clear")
+        kept.manual_comment = comment
+    after = _score(grade)
+    if after == before:  # a comment alone, or the points it had: nothing moved
+        return f"{student} {lesson} {exercise}: {after} of {_points(grade.max_score)}, " \
+               f"points unchanged{said}"
+    return f"{student} {lesson} {exercise}: {before} -> {after} of " \
+           f"{_points(grade.max_score)}{said}"
+
+
+FILE_COLUMNS = ("student", "lesson", "exercise", "points", "comment")
+AUTOMATIC = "automatic"  # a file's points cell that drops the points by hand
+
+
+def give_file(root: Path, path: Path, resolve=lambda lesson: lesson) -> list[str]:
+    """Every row of the CSV file at ``path`` (columns ``FILE_COLUMNS``, a header first) given as
+    ``give`` gives one, in one gradebook session: the lines to print. ``points`` empty keeps
+    the points, ``automatic`` drops the points by hand; ``comment`` empty keeps the comment.
+    ``resolve`` turns a lesson as written (``04``) into its id. Any bad row (a name the
+    gradebook lacks, points out of range or not a number, nothing to change, a repeated
+    exercise) refuses the whole file, each bad row named, and nothing changes."""
+    import csv
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ManualGradeError(f"cannot read {path}: {error}") from None
+    reader = csv.DictReader(text.splitlines())
+    header = [name.strip().lower() for name in reader.fieldnames or []]
+    missing = [name for name in FILE_COLUMNS[:3] if name not in header]
+    if missing:
+        raise ManualGradeError(f"{path}: the first row must name the columns "
+                               f"{', '.join(FILE_COLUMNS)} (points and comment may be empty); "
+                               f"missing: {', '.join(missing)}; nothing changed")
+    reader.fieldnames = header
+    rows, problems, seen = [], [], {}
+    for number, row in enumerate(reader, start=2):
+        cells = {name: (row.get(name) or "").strip() for name in FILE_COLUMNS}
+        if not any(cells.values()):
+            continue
         try:
-            gradebook.find_submission(lesson, student)
-        except MissingEntry:
-            known = _learners(root, gradebook)
-            if student not in known:
-                raise ManualGradeError(_unknown(student, known)) from None
-            handed_in = sorted(s.student.id for s in gradebook.find_assignment(lesson).submissions)
-            raise ManualGradeError(
-                f"{student} has no graded submission of {lesson} (graded: "
-                f"{', '.join(handed_in) or 'nobody yet'}); run `make autograde` first") from None
-        grade = gradebook.find_grade(exercise, notebook, lesson, student)
-        before = _score(grade)
-        if points is not None:
-            if not 0 <= points <= grade.max_score:
-                raise ManualGradeError(f"{exercise} is worth 0 to {_points(grade.max_score)}, "
-                                       f"not {points:g}; nothing changed")
-            grade.manual_score = points
-        if automatic:
-            grade.manual_score = None
-        if points is not None or automatic:  # decided for the submission graded now
+            rows.append(_file_row(cells, resolve, seen, number))
+        except ManualGradeError as error:
+            problems.append(f"row {number}: {error}")
+    lines = []
+    if not problems:
+        with Gradebook(db_url(root)) as gradebook:
+            for number, (lesson, student, exercise, points, comment, automatic) in rows:
+                try:
+                    lines.append(_give(root, gradebook, lesson, student, exercise, points,
+                                       comment, automatic))
+                except ManualGradeError as error:
+                    problems.append(f"row {number}: {error}")
+            if problems:
+                gradebook.db.rollback()
+            else:
+                gradebook.db.commit()
+    if problems:
+        raise ManualGradeError(
+            f"{path}: {len(problems)} bad row{'s' if len(problems) > 1 else ''}, so nothing "
+            "changed (fix them and run it again):\n  "
+            + "\n  ".join(problem.replace("; nothing changed", "") for problem in problems))
+    for _, (lesson, student, exercise, points, _, automatic) in rows:
+        if points is not None or automatic:
             forget_earlier(root, student, lesson, [exercise])
-        kept = _comment(gradebook, lesson, notebook, student, exercise)
-        said = "; your comment kept (COMMENT= clears it)" if kept.manual_comment else ""
-        if comment is not None:
-            kept.manual_comment = comment
-            said = "; comment cleared" if not comment else "; comment set"
-        gradebook.db.commit()
-        return (f"{student} {lesson} {exercise}: {before} -> {_score(grade)} of "
-                f"{_points(grade.max_score)}{said}")
+    return lines
+
+
+def _file_row(cells: dict, resolve, seen: dict, number: int):
+    """One row of a ``give_file`` CSV as ``_give``'s arguments, checked on its own."""
+    for name in FILE_COLUMNS[:3]:
+        if not cells[name]:
+            raise ManualGradeError(f"no {name}")
+    try:
+        lesson = resolve(cells["lesson"])
+    except ValueError as error:
+        raise ManualGradeError(str(error)) from None
+    key = (cells["student"], lesson, cells["exercise"])
+    if key in seen:
+        raise ManualGradeError(f"{' '.join(key)} again (first on row {seen[key]}): one row each")
+    seen[key] = number
+    points, automatic = None, cells["points"].lower() == AUTOMATIC
+    if cells["points"] and not automatic:
+        try:
+            points = float(cells["points"])
+        except ValueError:
+            raise ManualGradeError(f"points {cells['points']!r} is not a number (or "
+                                   f"{AUTOMATIC!r}, or empty to keep them)") from None
+    comment = cells["comment"] or None
+    if points is None and not automatic and comment is None:
+        raise ManualGradeError("neither points nor a comment: nothing to change")
+    return number, (lesson, cells["student"], cells["exercise"], points, comment, automatic)
 
 
 def _points(worth: float) -> str:

@@ -71,7 +71,7 @@ def test_a_batch_grades_everyone_with_progress_and_eta(course):
     assert (summary.graded, summary.skipped, summary.failed) == (4, 0, 0)
     lines = [line for line in output.splitlines() if line.strip()]
     assert len(lines) == 4
-    assert all(re.search(r"^\[\d/4\] \w+ 00_template: \d+/4 points(, [\w-]+)?  "
+    assert all(re.search(r"^\[\d/4\] \w+ 00_template: \d+/4 points(, [\w-]+)?; \d+ s  "
                          r"\((the rest: ETA \w+|all done)", line) for line in lines), lines
     assert lines[-1].endswith("(all done)")
     scores = dict(re.findall(r"(\w+) 00_template: (\d+/4 points(?:, [\w-]+)?)", output))

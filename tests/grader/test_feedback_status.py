@@ -151,3 +151,21 @@ def test_the_readme_tables_the_statuses_most_serious_first():
                       re.MULTILINE)
     table = [status for status in rows if status in STATUSES]
     assert table == list(STATUSES)
+
+
+def test_a_clean_notebook_reads_the_same_status_line_as_an_ok_one_with_a_note():
+    """Issue 68: a clean `ok` page showed no status line while an `ok` page with a note showed
+    "Grading status: ok: Graded normally.". Does a graded notebook without a status cell, and
+    one whose only fault is for the instructor, read that same line (the learner cannot tell
+    them apart), and one with a note that line and the note?"""
+    from nbformat.v4 import new_code_cell
+
+    test = new_code_cell("self_check('Outer', Outer)", metadata={"nbgrader": {
+        "grade_id": "Outer", "grade": True, "solution": False, "locked": True, "points": 1}})
+    line = "**Grading status: `ok`**: Graded normally."
+    for cells in ([test], [status_cell([Fault("suspicious-code", "line 3 reads the key")]), test]):
+        notebook, _ = LearnerStatus().preprocess(new_notebook(cells=cells), {})
+        assert [cell.source for cell in notebook.cells][0] == line
+        assert "key" not in notebook.cells[0].source
+    notebook, _ = LearnerStatus().preprocess(new_notebook(cells=[status_cell([ADDED]), test]), {})
+    assert notebook.cells[0].source.startswith(line + "\n\n- A test was added")

@@ -267,3 +267,91 @@ def test_points_by_hand_under_a_resubmission_say_on_the_page_they_were_for_an_ea
     assert "given for an earlier submission" in table()
     give(root, "02_linear", "alice", "MyLinearFunction", points=1)
     assert "earlier" not in table() and earlier(root, "alice", "02_linear") == set()
+
+
+def test_a_comment_alone_says_the_points_did_not_change_and_an_empty_clear_says_so(root):
+    """Issue 68: a comment-only call printed `0 (automatic) -> 0 (automatic)`, as if it changed
+    points, and clearing a comment that was never there said "comment cleared". Does the line
+    say the points are unchanged, and that there was no comment to clear?"""
+    line = give(root, "02_linear", "alice", "MyLinearFunction", comment="see me")
+    assert line == ("alice 02_linear MyLinearFunction: 0 (automatic) of 2 points, points "
+                    "unchanged; comment set")
+    give(root, "02_linear", "alice", "MyLinearFunction", comment="")
+    assert give(root, "02_linear", "alice", "MyLinearFunction", comment="").endswith(
+        "points unchanged; there was no comment to clear")
+    assert give(root, "02_linear", "alice", "Bilinear", comment="").endswith(
+        "; there was no comment to clear")
+
+
+def test_many_grades_at_once_from_a_csv_file(root):
+    """Issue 68: `make manual` one grade at a time costs a start-up each. Does a CSV file
+    (student, lesson, exercise, points, comment) give every row in one session, its lesson
+    written as a number, `automatic` dropping points by hand, an empty cell keeping what is
+    there?"""
+    from grader.manual import give_file
+
+    give(root, "02_linear", "alice", "Bilinear", points=0.5, comment="keep me")
+    marks = root / "marks.csv"
+    marks.write_text("student,lesson,exercise,points,comment\n"
+                     "alice,2,MyLinearFunction,1.5,\"right idea, wrong transpose\"\n"
+                     "alice,02_linear,Bilinear,automatic,\n")
+    lines = give_file(root, marks, lambda lesson: "02_linear" if lesson in ("2", "02_linear")
+                      else lesson)
+    assert lines == [
+        "alice 02_linear MyLinearFunction: 0 (automatic) -> 1.5 (by hand) of 2 points; comment set",
+        "alice 02_linear Bilinear: 0.5 (by hand) -> 1 (automatic) of 1 point; your comment kept "
+        "(COMMENT= clears it)"]
+    assert _grade(root, "MyLinearFunction") == (1.5, 1.5, "right idea, wrong transpose")
+    assert _grade(root, "Bilinear") == (None, 1, "keep me")
+
+
+@pytest.mark.parametrize("rows, said", [
+    ("alice,02_linear,Bilinear,3,\n", "row 3: Bilinear is worth 0 to 1 point, not 3"),
+    ("bob,02_linear,Bilinear,1,\n", "row 3: no learner 'bob' is known"),
+    ("alice,02_linear,Outer,1,\n", "row 3: 02_linear has no graded cell 'Outer'"),
+    ("alice,02_linear,Bilinear,one,\n", "row 3: points 'one' is not a number"),
+    ("alice,02_linear,Bilinear,,\n", "row 3: neither points nor a comment"),
+    ("alice,99,Bilinear,1,\n", "row 3: no lesson '99'"),
+    ("alice,02_linear,MyLinearFunction,1,\n", "row 3: alice 02_linear MyLinearFunction again "
+                                             "(first on row 2)"),
+])
+def test_a_csv_file_with_a_bad_row_changes_nothing(root, rows, said):
+    """Is a file with any bad row refused whole, the row named with what is wrong, and the
+    good rows before it not given either?"""
+    from grader.manual import give_file
+
+    def resolve(lesson):
+        if lesson != "02_linear":
+            raise ValueError(f"no lesson {lesson!r}")
+        return lesson
+
+    marks = root / "marks.csv"
+    marks.write_text("student,lesson,exercise,points,comment\n"
+                     "alice,02_linear,MyLinearFunction,2,fine\n" + rows)
+    with pytest.raises(ManualGradeError) as refused:
+        give_file(root, marks, resolve)
+    assert said in str(refused.value) and "1 bad row, so nothing changed" in str(refused.value)
+    assert "; nothing changed" not in str(refused.value)
+    assert _grade(root, "MyLinearFunction") == (None, 0, None)
+    assert _grade(root, "Bilinear") == (None, 1, None)
+
+
+def test_a_csv_file_without_its_header_is_refused():
+    from grader.manual import give_file
+
+    with pytest.raises(ManualGradeError, match="must name the columns student, lesson, exercise"):
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            marks = Path(folder) / "marks.csv"
+            marks.write_text("alice,02_linear,Bilinear,1,\n")
+            give_file(Path(folder), marks)
+
+
+def test_make_manual_takes_a_file():
+    """Does `make manual FILE=marks.csv` run the file form, and nothing of the one-grade form?"""
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("COMMENT", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    done = subprocess.run(["make", "--no-print-directory", "-n", "manual", "FILE=marks.csv"],
+                          cwd=ROOT, text=True, capture_output=True, env=environment, check=True)
+    line = next(line for line in done.stdout.splitlines() if " -m grader manual " in line)
+    assert line.endswith('-m grader manual --file "marks.csv"')

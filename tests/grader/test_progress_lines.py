@@ -200,3 +200,16 @@ def test_an_eta_over_groups_of_one_is_given_all_the_same(monkeypatch):
         clock[0] += 5.0
         progress.update(f"notebook {lesson}")
     assert progress.eta(at=clock[0]) == "ETA 15s"
+
+
+def test_each_autograde_line_says_how_long_its_submission_took():
+    """Issue 68: the docs promised seconds per notebook on each autograde line, which showed
+    only the score and the ETA. Does the line's label end with the seconds grading took, and
+    say nothing for a worker that died (no time reported)?"""
+    from grader.batch import took
+
+    assert took(10.6) == "; 11 s" and took(0.0) == "" and took(None) == ""
+    log = io.StringIO()
+    progress = Progress(1, log, tick=0)
+    progress.update("alice 00_template: 4/4 points" + took(10.6))
+    assert log.getvalue().splitlines()[0] == "[1/1] alice 00_template: 4/4 points; 11 s  (all done)"

@@ -150,7 +150,8 @@ def test_the_feedback_page_says_how_grading_went(feedback):
     autograded = (root / "autograded" / "replaces" / LESSON / f"{LESSON}.ipynb").read_text()
     assert "suspicious-code" in autograded
     assert "suspicious-code" not in page(root, "replaces")
-    assert "Grading status" not in page(root, "clean")
+    assert "Graded normally" in page(root, "clean")  # as an ok page with a note reads (issue 68)
+    assert "Graded normally" in page(root, "replaces")  # suspicious-code: for the instructor
     assert "Generated from" not in page(root, "clean")
 
 
