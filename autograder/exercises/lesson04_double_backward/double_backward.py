@@ -29,6 +29,7 @@ from .float32_saturation import check_float32_second_derivatives, name_nonfinite
 from .stand_in_device import check_result_on_x_device
 from .call_probes import check_calls_independent, check_dtype_per_call
 from .saved_alias import check_saved_guarded
+from .swish_chain_rule import name_dropped_inner_factor
 from .swish_tails import check_saturated_tails
 from .swish_tiny_beta import check_tiny_beta
 from .swish_wider_beta import check_wider_beta
@@ -141,7 +142,11 @@ def _swish_checks(function, device) -> None:
         for beta in BETAS:
             values = swish_values(shape, device, beta=beta, seed=seed)
             with case(f"x of shape {shape}, beta={beta}"):
-                forward, backward = check_values_and_gradients(function, SWISH, values)
+                try:
+                    forward, backward = check_values_and_gradients(function, SWISH, values)
+                except GradingError as error:
+                    name_dropped_inner_factor(function, values, error)
+                    raise
                 check_backward_by_hand(SWISH, backward)
                 check_no_ctx_tensors(SWISH, forward)
                 check_no_copy_saved(SWISH, forward, values)

@@ -699,3 +699,12 @@ MISTAKES += [
                    "        return (gd * (s + bd * xd * ds) if ctx.needs_input_grad[0] else None,\n"
                    "                (gd * xd * xd * ds).sum() if ctx.needs_input_grad[1] else None)")),
 ]
+
+# a newcomer instructor's planted mistake (trial 81): the chain rule through z = beta x with
+# dz/dx = beta left out of grad_x; "cause not proven" until a probe named it
+MISTAKES += [
+    Mistake("SwishFunction", "chain rule's inner factor beta left out of grad_x",
+            "the chain rule through z = beta·x multiplies sigmoid'(z) by dz/dx",
+            _swish(READ + "        return grad_output * (s + x * ds), "
+                   "(grad_output * x * x * ds).sum()")),
+]
