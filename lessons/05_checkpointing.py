@@ -9,7 +9,7 @@
 # %% [markdown]
 # # Lesson 05 · Gradient checkpointing: paying compute to save memory
 #
-# **About 120 minutes** to the Summary, the three exercises included; the optional appendix
+# **About 115 minutes** to the Summary, the three exercises included; the optional appendix
 # after it takes about an hour more.
 #
 # Training a deep network usually runs out of memory before it runs out of time, and most of
@@ -55,10 +55,9 @@ _ = torch.manual_seed(0)
 #
 # `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` calls `pack(tensor)` for every
 # tensor autograd saves while it is active, and `unpack` when backward reads it back. The
-# meter in the next (collapsed) cell uses them to count **activation bytes**: it skips the
-# parameters, counts each piece of memory once, and notices when autograd lets go of a saved
-# tensor, so it also knows the **peak**. The cell after it measures a `deep_mlp` (blocks of
-# `Linear` then `GELU`).
+# meter in the next (collapsed) cell uses them to count **activation bytes** (parameters
+# skipped, shared memory counted once), now and at their **peak**. The cell after it measures
+# a `deep_mlp` (blocks of `Linear` then `GELU`).
 
 # %% jupyter={"source_hidden": true}
 def deep_mlp(depth=16, width=128, seed=0):
@@ -133,10 +132,9 @@ print("one (64, 128) float32 activation: ", kib(64 * 128 * 4))
 print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model.parameters())))
 
 # %% [markdown]
-# 33 activations of 32 KiB each: the input of every `Linear`, the input of every `GELU`, and
-# the output the loss squares. Once backward has used them, autograd lets them go. At batch size
-# 64 the activations already weigh as much as the weights; at batch size 512, eight times as
-# much.
+# 33 activations of 32 KiB each: the input of every `Linear` and every `GELU`, and the output
+# the loss squares; backward lets each go once it has used it. At batch size 64 they already
+# weigh as much as the weights.
 
 # %% [markdown]
 # ## The idea: keep a few inputs, recompute the rest
@@ -144,10 +142,7 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # Cut the $n$ blocks into $k$ consecutive **segments**. In forward, run each segment without
 # recording anything, and keep only its **input**. In backward, when the gradient reaches a
 # segment, run that segment's forward again, recording, and backpropagate through the rebuilt
-# graph. The gradient is the same vector-Jacobian product either way:
-#
-# $$\frac{\partial L}{\partial x_{\text{in}}} = \Big(\frac{\partial x_{\text{out}}}
-#   {\partial x_{\text{in}}}\Big)^{\!\top} \frac{\partial L}{\partial x_{\text{out}}} .$$
+# graph: the same vector-Jacobian products, from the same values.
 #
 # **Memory: derive it.** Measure in units of one segment input, and call $a$ what one block
 # keeps in those units (for a `Linear` then `GELU` block, its two inputs: $a = 2$). Take $n$
@@ -308,7 +303,7 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 # - the parameters used inside `run_fn` receive their gradients in `.grad`, added to what it
 #   holds, whenever a tensor argument requires grad; frozen ones get none;
 # - the recomputation draws the random numbers forward drew (dropout's masks), on the CPU and
-#   on the device of each CUDA argument.
+#   on the device of each CUDA argument (the CUDA part is graded only where a GPU is present).
 #
 # Design it before you write it:
 #
@@ -334,8 +329,8 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #
 # <details><summary><b>Hint 2</b> (what backward owes)</summary>
 #
-# Call the arguments $a_1, \dots, a_m$ and write $\bar y$ for `grad_output`. Forward took
-# $1 + m$ inputs, so backward returns $1 + m$ values: for each tensor $a_i$ that requires grad,
+# Call the arguments $a_1, \dots, a_m$ and write $\bar y$ for `grad_output`. For each
+# tensor $a_i$ that requires grad, backward returns
 #
 # $$\bar a_i = \Big(\frac{\partial y}{\partial a_i}\Big)^{\!\top} \bar y ,$$
 #
@@ -348,9 +343,9 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #
 # For `run_fn = lambda a, s, m: (a * s)[m]`, with `a = torch.tensor([1., 2., 3.],
 # requires_grad=True)`, `s = 2.0` and `m = torch.tensor([True, False, True])`, forward returns
-# `tensor([2., 6.])`. With `grad_output` $(1, 10)$, backward returns four values: `None`,
-# `tensor([2., 0., 20.])`, `None`, `None`; and `torch.rand(1)` drawn after that backward is
-# the same number as drawn after the same step without a checkpoint.
+# `tensor([2., 6.])`. With `grad_output` $(1, 10)$, the gradient of `a` is
+# `tensor([2., 0., 20.])`; and `torch.rand(1)` drawn after that backward is the same number as
+# drawn after the same step without a checkpoint.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CheckpointFunction", "solution": true}
@@ -438,10 +433,10 @@ compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
 #    where each tensor sat among them) and the random states are plain `ctx` attributes.
 # 2. and 4. are answered after Exercise 3, whose backward rests on the same two answers: the
 #    transfer is yours to make first.
-# 3. Forward records the CPU random state, and that of each CUDA device holding a tensor
-#    argument, before it calls `run_fn`. Backward reads the caller's current states, writes
-#    forward's back, calls `run_fn` under `torch.enable_grad()`, and writes the caller's states
-#    back: `torch.random.fork_rng` (the next cell) packages that reading and writing back.
+# 3. Forward records the CPU random state, and that of each CUDA argument's device, before it
+#    calls `run_fn`. Backward keeps the caller's states, writes forward's, recomputes under
+#    `torch.enable_grad()`, and writes the caller's back: `torch.random.fork_rng` (the next
+#    cell) does the keeping and writing back.
 # 5. $1 + m$ values in forward's order: `None` for `run_fn`, then for each argument its
 #    gradient if it is a tensor that requires grad, `None` otherwise.
 # </details>
@@ -492,48 +487,22 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # %% [markdown]
 # ## ✎ Exercise 2 · `checkpoint_sequential`
 #
-# `checkpoint_sequential(layers, segments, x)` runs `layers` (a list of modules, or an
-# `nn.Sequential`) on `x` in checkpointed groups, built on your `CheckpointFunction`. The
-# layers are the caller's (rule 6 of the Function contract).
+# `checkpoint_sequential(layers, segments, x)`, for any `segments` from 1 to `len(layers)`,
+# runs `layers` (a list of modules, or an `nn.Sequential`; the caller's, rule 6) on `x` in
+# checkpointed groups, built on your `CheckpointFunction`.
 #
 # **Contract.** Your function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
 # - every layer runs once in forward, in order, in exactly `segments` consecutive groups, each
-#   through `CheckpointFunction.apply` (the last may run without it: backward needs its
-#   activations first anyway);
+#   through `CheckpointFunction.apply` (the last may run without it);
 # - no group holds more layers than the best split into `segments` groups needs;
 # - the output is the plain stack's, dropout masks included, and so are the gradients of `x`
 #   and of every layer's parameters whenever `x` requires grad.
 #
 # Before you write the split, decide it on paper: for $n$ layers in $k$ groups, what is the
-# fewest layers the longest group can hold? Try $n = 16$, $k = 6$ first.
-#
-# <details><summary><b>Hint</b> (a rule that comes to mind, and fails)</summary>
-#
-# $\lceil n/k \rceil$ layers per group: count the groups it makes for $n = 7$, $k = 6$. Does
-# the rule you use instead keep every group as short as the contract asks, for every $k$?
-# </details>
-#
-# One trap: `CheckpointFunction` calls `run_fn` again in backward, long after your loop has
-# finished. When does a function defined inside a loop read the loop's variables? Predict what
-# the three functions below return when called after their loop, then run it.
-
-# %%
-predicted_calls = None  # a list of three numbers
-
-# %%
-functions = [lambda: i for i in range(3)]  # three functions, defined in a loop
-compare("[f() for f in functions]", predicted_calls, [f() for f in functions], who="Python")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Each function reads `i` when it is called, not when it was defined, and by then the loop has
-# left `i` at 2. A `run_fn` that reads the loop's `start` and `end` in backward reads whatever
-# they hold when the loop has finished, for every segment. How can each function you hand to
-# `CheckpointFunction` hold its own segment, fixed when it is made?
-# </details>
+# fewest layers the longest group can hold, and which group sizes reach it, for every $k$? Try
+# $n = 16$, $k = 6$ first.
 
 # %% nbgrader={"grade_id": "answer_checkpoint_sequential", "solution": true}
 def checkpoint_sequential(layers, segments, x):
@@ -555,50 +524,6 @@ self_check("checkpoint_sequential", checkpoint_sequential)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("checkpoint_sequential", checkpoint_sequential)
 ### END HIDDEN TESTS
-
-# %% [markdown]
-# ## The production tool: `torch.utils.checkpoint`
-#
-# In a real model, use PyTorch's own: `torch.utils.checkpoint.checkpoint(fn, *args,
-# use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
-# use_reentrant=False)` (on torch 2.13, leaving `use_reentrant` out still works but warns).
-# The gradients agree with yours:
-
-# %%
-from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
-
-
-def step_memory(model, x, run):
-    """(bytes kept after forward, peak bytes over forward and backward) for one step."""
-    with ActivationMeter(model.parameters()) as meter:
-        loss = run(model, x).square().mean()
-        kept = meter.now
-        loss.backward()
-    return kept, meter.peak
-
-
-
-model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
-
-
-def gradients(run):
-    model.zero_grad(set_to_none=True)
-    x.grad = None
-    run().square().mean().backward()
-    return [x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
-
-
-try:
-    ours = gradients(lambda: checkpoint_sequential(model, 4, x))
-    theirs = gradients(lambda: torch_checkpoint_sequential(model, 4, x, use_reentrant=False))
-    print("same gradients as torch.utils.checkpoint:",
-          all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs)))
-    kept_ours = step_memory(model, x, lambda m, h: checkpoint_sequential(m, 4, h))[0]
-    kept_theirs = step_memory(
-        model, x, lambda m, h: torch_checkpoint_sequential(m, 4, h, use_reentrant=False))[0]
-    print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -638,7 +563,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # Design it before you write it:
 #
 # 1. Backward holds $y_1$ and $y_2$ only. Which input can you compute first from them, and
-#    then the other? (The cell after the hints checks this step alone.)
+#    then the other?
 # 2. Which of your backward's calls of $f$ and $g$ must autograd record, and on which tensors
 #    should the recorded graph start? Does any call need no graph?
 # 3. How many times does your backward call $f$, and $g$? Could one call serve two purposes?
@@ -740,19 +665,16 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# First, Exercise 1's questions 2 and 4. Its backward recomputes on fresh leaves: each saved
-# tensor detached, so the rebuilt graph ends at the block, and made to require grad where
-# `ctx.needs_input_grad` says the argument did when forward ran (a boolean mask cannot; a
-# `requires_grad` the caller changed since does not count, rule 2). `torch.autograd.backward` on the rebuilt output
-# accumulates into the `.grad` of every leaf it reaches, parameters and fresh leaves alike,
-# and backward returns the fresh leaves' `.grad`.
+# Exercise 1's questions 2 and 4 first. Its backward recomputes on fresh leaves: each saved
+# tensor detached, so the rebuilt graph ends at the block, and requiring grad where
+# `ctx.needs_input_grad` says the argument did when forward ran (rule 2; a boolean mask
+# cannot). `torch.autograd.backward` on the rebuilt output accumulates into the `.grad` of
+# every leaf it reaches, parameters included, and backward returns the fresh leaves' `.grad`.
 #
-# Here, the inversion takes the equations in reverse order: $x_2 = y_2 - g(y_1)$ first, then
-# $x_1 = y_1 - f(x_2)$, without grad, since it only recovers values. They become fresh leaves;
-# under `torch.enable_grad()` the block runs again on them, and one `torch.autograd.backward`
-# on both rebuilt outputs, with `grad_y1` and `grad_y2`, fills the parameters' `.grad` and the
-# leaves'. A leaf requires grad only where `ctx.needs_input_grad` says its input does, so the
-# other's `.grad` stays `None` (rule 2).
+# Here: $x_2 = y_2 - g(y_1)$, then $x_1 = y_1 - f(x_2)$, without grad (only their values are
+# needed). They become fresh leaves in the same way, the block runs again on them under
+# `torch.enable_grad()`, and one `torch.autograd.backward` on both rebuilt outputs, with
+# `grad_y1` and `grad_y2`, fills every `.grad`.
 # </details>
 #
 # <details><summary><b>What it costs</b> (open once your block passes)</summary>
@@ -766,16 +688,15 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # ## Summary
 #
 # A checkpointed block keeps its inputs and recomputes everything else in backward: a
-# backward may itself build and differentiate a graph, as long as it switches autograd on,
-# starts from detached inputs, replays the random state (and, in production, the autocast
-# state), and lets `.grad` accumulate on the parameters. A `Function`'s output requires grad
-# only through its tensor inputs, so a block whose input is data needs one input that does
-# (or `torch.utils.checkpoint` with `use_reentrant=False`; appendix A.3). With $k \approx \sqrt{n a}$
-# segments, $a$ being what one block keeps, the activation memory of an $n$-block network grows
-# like $\sqrt{n}$, for about one extra forward per step; segments hold whole blocks, so spread
-# the remainder and keep the longest segment as short as $k$ segments allow. A reversible block
-# keeps only its outputs; a stack of them keeps memory constant only if it keeps the last
-# block's alone (appendix A.1).
+# backward may build and differentiate a graph of its own, if it switches autograd on, starts
+# from detached inputs, replays the random state (in production, the autocast state too) and
+# lets `.grad` accumulate on the parameters. A `Function`'s output requires grad only through
+# its tensor inputs, so a block on data needs one input that does; `torch.utils.checkpoint`
+# with `use_reentrant=False`, the production tool (appendix A.3), needs none. With
+# $k \approx \sqrt{n a}$ segments, $a$ being what one block keeps, activation memory grows like
+# $\sqrt{n}$, for about one extra forward per step; spread the remainder, so that the longest
+# segment is as short as $k$ segments allow. A reversible block keeps only its outputs; a stack
+# of them keeps memory constant only if it keeps the last block's alone (appendix A.1).
 # Next lesson: a backward written entirely by hand, for attention, where the activations grow
 # with the square of the sequence length.
 
@@ -960,6 +881,15 @@ predicted_extra_forwards = None  # "none", "one" or "one per segment"
 ### END WORKED
 
 # %%
+def step_memory(model, x, run):
+    """(bytes kept after forward, peak bytes over forward and backward) for one step."""
+    with ActivationMeter(model.parameters()) as meter:
+        loss = run(model, x).square().mean()
+        kept = meter.now
+        loss.backward()
+    return kept, meter.peak
+
+
 def backward_flops(model, x, run):
     """Matmul FLOPs of one backward, counted (the same on every machine): a checkpointed
     segment's recomputation runs inside backward, so it is counted with it."""
@@ -1143,6 +1073,42 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 
 # %% [markdown]
 # ### A.3 · Yours and `torch.utils.checkpoint`, side by side
+#
+# #### The production tool
+#
+# In a real model, use PyTorch's own: `torch.utils.checkpoint.checkpoint(fn, *args,
+# use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
+# use_reentrant=False)` (on torch 2.13, leaving `use_reentrant` out still works but warns).
+# The gradients agree with yours:
+
+# %%
+from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
+
+
+model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
+
+
+def gradients(run):
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    run().square().mean().backward()
+    return [x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
+
+
+try:
+    ours = gradients(lambda: checkpoint_sequential(model, 4, x))
+    theirs = gradients(lambda: torch_checkpoint_sequential(model, 4, x, use_reentrant=False))
+    print("same gradients as torch.utils.checkpoint:",
+          all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs)))
+    kept_ours = step_memory(model, x, lambda m, h: checkpoint_sequential(m, 4, h))[0]
+    kept_theirs = step_memory(
+        model, x, lambda m, h: torch_checkpoint_sequential(m, 4, h, use_reentrant=False))[0]
+    print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# #### Three more uses
 #
 # Three uses that your `CheckpointFunction`'s contract does not mention, run through yours and
 # through `torch.utils.checkpoint`. **Quick question.** Predict what yours does in each, before
@@ -1723,6 +1689,27 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # outside the block still train), and the layers inside never change, because
 # `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
 # self-check tests exactly this.
+
+# %% [markdown]
+# **Late binding, in three lines.** The table's last row comes from Python itself. Predict what
+# the three functions below return when called after their loop, then run it.
+
+# %%
+predicted_calls = None  # a list of three numbers
+
+# %%
+functions = [lambda: i for i in range(3)]  # three functions, defined in a loop
+compare("[f() for f in functions]", predicted_calls, [f() for f in functions], who="Python")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Each function reads `i` when it is called, not when it was defined, and by then the loop has
+# left `i` at 2. A `run_fn` that reads the loop's `start` and `end` in backward reads whatever
+# they hold when the loop has finished, for every segment. A default argument
+# (`def run(h, start=start, end=end)`), `functools.partial`, or a module built per group
+# (`nn.Sequential(*layers[start:end])`) fixes each segment when its function is made.
+# </details>
 
 # %% [markdown]
 # #### Rarer mistakes

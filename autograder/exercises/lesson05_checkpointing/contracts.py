@@ -92,7 +92,8 @@ CHECKPOINTING_CLAUSES = (
             C + "skips-zero-gradient": "returns zeros without recomputing when grad_output is "
                                        "all zero"}),
     Clause("the recomputation draws the random numbers forward drew (dropout's masks), on the CPU "
-           "and on the device of each CUDA argument.",
+           "and on the device of each CUDA argument (the CUDA part is graded only where a GPU is "
+           "present).",
            {C + "ignores-random-state": "ignores the random state",
             C + "replays-seed": "replays the seed (torch.initial_seed()), not the state",
             C + "records-state-late": "random state recorded after run_fn ran",
@@ -132,8 +133,7 @@ CHECKPOINTING_RULES = {
 
 CHECKPOINT_SEQUENTIAL_CLAUSES = (
     Clause("every layer runs once in forward, in order, in exactly `segments` consecutive groups, "
-           "each through `CheckpointFunction.apply` (the last may run without it: backward needs "
-           "its activations first anyway);",
+           "each through `CheckpointFunction.apply` (the last may run without it);",
            {Q + "checkpoints-nothing": "no checkpoints",
             Q + "wrong-segment-count": "len // segments chunks make too many segments",
             Q + "drops-remainder": "drops the remainder",
