@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder import mistakes
 from . import verdict_store
-from .faults import ADDED_LATER, BEFORE_ADDED, RETRIED, STATUSES, put_in_answer
+from .faults import ADDED_LATER, BEFORE_ADDED, REASON_ORDER, RETRIED, STATUSES, put_in_answer
 from .ledger import LEDGER
 from .insight_layout import OWN_TEST, Layout, label, layout  # noqa: F401 (re-exported)
 from .mistake_sections import SECTIONS
@@ -28,6 +28,9 @@ from .mistake_sections import SECTIONS
 UNREADABLE = ("grader-error", "invalid-notebook", "missing-notebook")
 NO_VERDICT = "no-verdict"
 SYNTAX_ERROR = "syntax-error"  # grades.csv's status, one vocabulary: not raised:SyntaxError
+# A notebook handed in unchanged (every answer the stub): its exercises' not-implemented failures
+# are this group, which says the notebook was untouched (not one exercise left undone)
+UNANSWERED = "unanswered"
 # Groups whose line quotes the hint most of their learners read: the error, the check, the cell
 # and line that did not parse, the test that ran past the limit (and the limit)
 QUOTED = (mistakes.UNNAMED_CHECK, mistakes.TIMEOUT, SYNTAX_ERROR)
@@ -49,6 +52,8 @@ CATEGORIES = {
     NO_VERDICT: "no verdict: the test cell did not report one",
     BEFORE_ADDED: "handed in before this test was added: the notebook has no answer for it "
                   "(not a mistake of the learner's)",
+    UNANSWERED: "not attempted: the whole notebook was handed in unchanged, every answer still "
+                "the lesson's stub (the wrong file handed in?)",
 } | {status: STATUSES[status] for status in UNREADABLE}
 
 
@@ -106,6 +111,10 @@ class LessonInsight:
     not_submitted: tuple[str, ...] = ()  # in the class, handed this lesson in not at all
     # heading -> how the page and terminal name it (``label``): one style for every exercise
     labels: dict = field(default_factory=dict, compare=False, hash=False)
+    # what went wrong with whole notebooks (a dead kernel, a cell error, handed in unchanged, a
+    # deleted test cell...): (fault kind, its learners), most serious first; not the routine
+    # added-test-cell note
+    notebook_faults: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def label(self, section: str) -> str:
         return self.labels.get(section, section)
@@ -220,11 +229,16 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
     before: dict[str, set[str]] = {}  # grade_id -> who handed in before it was added
     not_graded = set(submitted) - set(graded)
     grader_failed, unrecorded = set(), set()
+    faulted: dict[str, set[str]] = {}  # a notebook-level fault's kind -> its learners
     for student, entry in graded.items():
         record = records.get(student)
         if entry["status"] in RETRIED:
             grader_failed.add(student)
             continue
+        for noted in entry.get("notebooks", {}).values():
+            for fault in noted.get("faults", ()):
+                if fault.get("kind") and fault.get("kind") != ADDED_LATER:
+                    faulted.setdefault(fault["kind"], set()).add(student)
         if record is None or record["digest"] != entry["digest"]:
             unrecorded.add(student)
             continue
@@ -240,6 +254,9 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
                     before.setdefault(grade_id, set()).add(student)
                     if _unanswered(found, later[grade_id]):
                         found = {**found, "mistake": BEFORE_ADDED}
+                if student in faulted.get(UNANSWERED, ()) and found and not found["passed"] \
+                        and found.get("mistake") in (mistakes.NOT_IMPLEMENTED, NO_VERDICT):
+                    found = {**found, "mistake": UNANSWERED}
                 outcomes.setdefault(grade_id, {})[student] = found
     exercises = []
     for grade_id, by_student in outcomes.items():
@@ -260,7 +277,10 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
                          tuple(sorted(set(graded) - not_graded - grader_failed - unrecorded)),
                          tuple(sorted(not_graded)), tuple(sorted(grader_failed)),
                          tuple(sorted(unrecorded)), tuple(exercises),
-                         tuple(sorted(everyone - submitted - set(graded))), shape.labels)
+                         tuple(sorted(everyone - submitted - set(graded))), shape.labels,
+                         tuple((kind, tuple(sorted(students))) for kind, students in sorted(
+                             faulted.items(),
+                             key=lambda item: (REASON_ORDER.get(item[0], -1), item[0]))))
 
 
 def _unanswered(found: dict | None, put_in: bool) -> bool:

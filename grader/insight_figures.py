@@ -13,7 +13,7 @@ import textwrap
 
 from autograder.mistakes import NOT_IMPLEMENTED
 
-from .insight import BEFORE_ADDED, LessonInsight
+from .insight import BEFORE_ADDED, UNANSWERED, LessonInsight
 
 FULL_MARKS = "#009E73"
 UNNAMED = "#999999"
@@ -48,8 +48,9 @@ def bars(insight: LessonInsight) -> dict[str, list[tuple[str, str, int]]]:
         named = [group for group in exercise.groups if group.named]
         counts = {NOT_IMPLEMENTED: 0, BEFORE_ADDED: 0, "": 0}  # "": failed without a name
         for group in exercise.groups:
-            if not group.named:
-                counts[group.mistake if group.mistake in counts else ""] += len(group.students)
+            if not group.named:  # a notebook handed in unchanged: not attempted either
+                mistake = NOT_IMPLEMENTED if group.mistake == UNANSWERED else group.mistake
+                counts[mistake if mistake in counts else ""] += len(group.students)
         rows[exercise.name] = ([("", "full marks", len(exercise.passed))]
                                + [(string.ascii_uppercase[rank % 26], group.mistake,
                                    len(group.students)) for rank, group in enumerate(named)]

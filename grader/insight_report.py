@@ -48,6 +48,27 @@ def lesson_summary(insight: LessonInsight, titled: bool = True, names: bool = Fa
     return (f"{insight.lesson} ({insight.title}): " if titled else "") + ", ".join(parts)
 
 
+# How the per-lesson line of notebook-level faults names a fault kind where its id says too little
+NOTEBOOK_FAULT_WORDS = {"unanswered": "unanswered (handed in unchanged)",
+                        "cell-error": "cell-error (a cell of the learner's own raised)"}
+
+
+def notebook_faults_line(insight: LessonInsight, names: bool = False,
+                         shown: int | None = None) -> str:
+    """One line for what went wrong with whole notebooks of the lesson, which no exercise's row
+    shows: "notebook faults: 1 kernel-died, 1 cell-error (...), 1 unanswered (handed in
+    unchanged), 1 deleted-test-cell; grades.csv's reason says each" (each kind's learners
+    too with ``names``); "" when there are none."""
+    if not insight.notebook_faults:
+        return ""
+    parts = []
+    for kind, learners in insight.notebook_faults:
+        who = f": {_listed(learners, shown)}" if names else ""
+        parts.append(f"{len(learners)} {NOTEBOOK_FAULT_WORDS.get(kind, kind)}{who}")
+    return ("notebook faults: " + "; ".join(parts)
+            + " (grades.csv's reason says each, make grades lists them)")
+
+
 def _listed(learners: tuple[str, ...], shown: int | None = None) -> str:
     more = len(learners) - (len(learners) if shown is None else shown)
     return ", ".join(learners[:len(learners) - more]) + (
@@ -85,6 +106,8 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
     lines, shortened = [], False
     for insight in insights:
         lines.append(lesson_summary(insight, names=True, shown=SHOWN))
+        if faults := notebook_faults_line(insight, names=True, shown=SHOWN):
+            lines.append(f"  {faults}")
         for exercise in insight.exercises:
             lines.append(f"  {exercise_summary(exercise)}  [{insight.label(exercise.section)}]")
             for group in exercise.groups:
@@ -217,8 +240,11 @@ def lesson_html(insight: LessonInsight, figure_png: bytes | None, names: bool = 
     picture = "" if figure_png is None else (
         f'<img alt="{html.escape(insight.lesson)}: full marks and mistakes per exercise" '
         f'src="data:image/png;base64,{base64.b64encode(figure_png).decode()}">\n')
+    faults = notebook_faults_line(insight, names)
     return (f'<h2 id="{html.escape(insight.lesson)}">{_inline(insight.title)}</h2>\n'
             f'<p class="note">{html.escape(lesson_summary(insight, False, names))}</p>\n'
+            + (f'<p class="note notebook-faults">{html.escape(faults[:1].upper() + faults[1:])}'
+               "</p>\n" if faults else "")
             + picture + (lesson_table(insight, names) if insight.exercises else ""))
 
 

@@ -39,9 +39,9 @@ def failed(mistake: str, hint: str = "a hint", score: float | None = None) -> di
 
 def record(root: Path, student: str, verdicts: dict[str, dict], *, lesson: str = LESSON,
            status: str = "ok", reason: str = "", submitted: bool = True,
-           recorded: bool = True) -> None:
-    """``student``'s graded ``lesson``: a ledger entry with the notebook's ``status`` and, if
-    ``recorded``, the verdicts grading recorded."""
+           recorded: bool = True, faults: tuple[str, ...] = ()) -> None:
+    """``student``'s graded ``lesson``: a ledger entry with the notebook's ``status`` and the
+    kinds of its ``faults`` and, if ``recorded``, the verdicts grading recorded."""
     digest = f"digest-{student}"
     if submitted:
         (root / "submitted" / student / lesson).mkdir(parents=True, exist_ok=True)
@@ -50,7 +50,8 @@ def record(root: Path, student: str, verdicts: dict[str, dict], *, lesson: str =
     ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {}
     ledger[f"{lesson}/{student}"] = {
         "digest": digest, "status": status, "seconds": 1.0, "graded_at": "",
-        "notebooks": {lesson: {"status": status, "reason": reason, "faults": []}}}
+        "notebooks": {lesson: {"status": status, "reason": reason, "faults": [
+            {"kind": kind, "message": f"a {kind} fault", "cell": ""} for kind in faults]}}}
     ledger_path.write_text(json.dumps(ledger))
     if recorded:
         verdict_store.write(root, student, lesson, digest, {lesson: verdicts})
