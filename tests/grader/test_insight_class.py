@@ -74,6 +74,10 @@ def test_the_terminal_gives_counts_and_groups_most_frequent_first(insight):
     assert "cam3, dan4, eve5" in square
     assert "taught in: The maths: backward is a vector-Jacobian product" in square
     assert "GradientReversal: 10 graded, 6 with full marks, 4 failed" in output
+    # the untouched notebook and the dead kernel, said once per lesson (issue 68)
+    faults = next(line for line in output.splitlines()
+                  if line.startswith("  notebook faults: "))  # 00_template's, the first lesson
+    assert "1 kernel-died: max13" in faults and "1 unanswered (handed in unchanged): hal8" in faults
 
 
 def test_the_page_and_figures_show_counts_not_learners(insight):
