@@ -294,8 +294,11 @@ check_silu_design(my_saved, my_backward_launch)  # what you save; where the kern
 #   `torch.compile(fullgraph=True)` pass;
 # - the arithmetic in your kernels (the host only allocates, views, copies and casts); float16
 #   and bfloat16 computed in float32, every product included, and returned in the input's dtype;
-# - `setup_context` saves `a` and `b` as given (no copy) and no other tensor; finite wherever
-#   silu is, and each gradient a tensor of its own.
+# - `setup_context` keeps nothing beyond the inputs' own memory (no copy, no output); finite
+#   wherever silu is, and each gradient a tensor of its own.
+#
+# Rule 1's "every shape" stops short of tensors past $2^{31}$ elements here: int64 offsets, as
+# in the worked example, are taught but not graded.
 #
 # Re-running the cell redefines the operators: re-run the cells that use them too. The
 # self-check takes tens of seconds on a CPU, where every one of its checks runs your kernels in
@@ -492,11 +495,23 @@ check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m, my_rms_saved)  # the
 # the `autograd_course` namespace, all in this one cell: how many operators, what each returns
 # and which one `rms_norm_rows` calls are yours to decide.
 #
+# <details><summary><b>Design it first</b> (open before you write the cell)</summary>
+#
+# 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it? Could
+#    it save `y` and recover $\hat x$ from it?
+# 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that your
+#    forward kernel computes reach it? What does the backward operator take and return?
+# 3. Your step 2 layout: does the forward kernel need the same one? Whatever the number of
+#    rows, does every row belong to exactly one program, and does every program stay inside
+#    `x`?
+# </details>
+#
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - `setup_context` keeps the inputs as given plus at most one number per row, none narrower
-#   than float32 (nor than float64 for float64 input), and backward sums no row's squares again;
+# - `setup_context` keeps nothing beyond the inputs' own memory but at most one number per row,
+#   none narrower than float32 (nor than float64 for float64 input); backward sums no row's
+#   squares again;
 # - the weight's gradient summed across programs with no atomic adds and no address that two
 #   programs of one launch store to without a lock;
 # - `F.rms_norm`'s values and gradients for any `D` up to 4096 and any number of rows, finite
@@ -508,19 +523,9 @@ check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m, my_rms_saved)  # the
 # Rule 2's `None` for an input that needs no gradient holds here too, but this exercise bounds
 # no work (exercise 1 did): your backward may compute both gradients and return the one needed.
 #
-# As in exercise 1, `quick_check("rms_norm_rows", rms_norm_rows)` in a scratch cell takes about
+# As in exercise 1, rule 1 stops short of tensors past $2^{31}$ elements (int64 offsets taught,
+# not graded), and `quick_check("rms_norm_rows", rms_norm_rows)` in a scratch cell takes about
 # a second where the self-check takes tens of seconds on a CPU.
-#
-# <details><summary><b>Design it first</b> (open before you write the cell)</summary>
-#
-# 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it? Could
-#    it save `y` and recover $\hat x$ from it?
-# 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that your
-#    forward kernel computes reach it? What does the backward operator take and return?
-# 3. Your step 2 layout: does the forward kernel need the same one? Whatever the number of
-#    rows, does every row belong to exactly one program, and does every program stay inside
-#    `x`?
-# </details>
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
 def rms_norm_rows(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -587,8 +592,8 @@ def rms_norm_rows_forward(x: torch.Tensor, weight: torch.Tensor,
     rstd = torch.empty(rows.shape[0], device=x.device,
                        dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
     if rows.shape[0]:
-        # eps arrives as a Python float: compiled, Triton passes it as a float32 scalar (the
-        # interpreter keeps it float64)
+        # eps arrives as a Python float, typed float32: compiled, a float64 sum gets it rounded
+        # (the interpreter adds its float64 value)
         rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,
                                           BLOCK_D=triton.next_power_of_2(D))
     return y.view(x.shape), rstd
@@ -821,9 +826,10 @@ else:
 #
 # Not bit for bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast
 # approximations, so they may differ from the interpreter's NumPy results in the last bits.
-# Not with the same types either: a compiled kernel types a Python `float` argument as float32
-# (an `eps=1e-5` arrives as 9.999999747378752e-06), where the interpreter keeps it a float64
-# number. Exercise 2's solution passes `eps` as a Python float: on a GPU its float64 `rstd`
+# Not with the same values either: both type a Python `float` argument as float32 (an
+# `eps=1e-5` stored alone arrives as 9.999999747378752e-06), but added to a float64 tensor
+# the interpreter uses its float64 value, 1e-05, where a compiled kernel widens the float32
+# one. Exercise 2's solution passes `eps` as a Python float: on a GPU its float64 `rstd`
 # then uses `eps` rounded to float32, at most $2^{-24}$ of `eps` off, which moves `rstd` by at
 # most about $3\cdot 10^{-8}\,\varepsilon/(q + \varepsilon)$ relative ($q$ the row's mean
 # square): nothing for rows well above `eps`, up to $3\cdot 10^{-8}$ for a row near zero (pass

@@ -38,8 +38,8 @@ SILU_MUL_CLAUSES = (
                                                  "float16",
             "silu_mul/half-step-in-float16":
                 "float16: sigmoid in float32, the two products in float16"}),
-    Clause("`setup_context` saves `a` and `b` as given (no copy) and no other tensor; finite "
-           "wherever silu is, and each gradient a tensor of its own.",
+    Clause("`setup_context` keeps nothing beyond the inputs' own memory (no copy, no output); "
+           "finite wherever silu is, and each gradient a tensor of its own.",
            {"silu_mul/saves-extra-tensor": "setup_context saves a, b and the output y (unused)",
             "silu_mul/saves-input-copy": "a.contiguous() and b.contiguous() saved",
             "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
@@ -85,9 +85,9 @@ SILU_MUL_RULES = {
 
 
 RMS_NORM_ROWS_CLAUSES = (
-    Clause("`setup_context` keeps the inputs as given plus at most one number per row, none "
-           "narrower than float32 (nor than float64 for float64 input), and backward sums no "
-           "row's squares again;",
+    Clause("`setup_context` keeps nothing beyond the inputs' own memory but at most one number "
+           "per row, none narrower than float32 (nor than float64 for float64 input); backward "
+           "sums no row's squares again;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",

@@ -109,17 +109,23 @@ def check_forward_fakes(name: str, function, args: tuple) -> None:
     outputs, every one of them (an output the exercise's function keeps to itself, a saved
     statistic, included): shape and dtype."""
     for operator, op_args, op_kwargs in operator_calls(lambda: function(*args)):
-        real = operator(*op_args, **op_kwargs)
-        fake = _fake_outputs(name, operator, op_args, op_kwargs)
-        for index, (mine, truth) in enumerate(zip(tree_leaves(fake), tree_leaves(real))):
-            if isinstance(truth, torch.Tensor) and _layout(mine)[:2] != _layout(truth)[:2]:
-                raise GradingError(
-                    f"{name}'s operator {operator}: for a {args[0].dtype} x its fake "
-                    f"implementation gives output {index} shape {tuple(mine.shape)}, "
-                    f"{mine.dtype}, but the operator returns {tuple(truth.shape)}, "
-                    f"{truth.dtype}: register_fake must describe every real output, whatever "
-                    "the input's dtype (torch.compile plans with it)",
-                    mistake=f"{name}/forward-fake-mismatch")
+        check_operator_fake(name, operator, op_args, op_kwargs, args[0].dtype)
+
+
+def check_operator_fake(name: str, operator, op_args, op_kwargs, dtype) -> None:
+    """One call of ``operator``: its fake's outputs against its real ones, shape and dtype
+    (``dtype``: x's, to say which input the mismatch shows on)."""
+    real = operator(*op_args, **op_kwargs)
+    fake = _fake_outputs(name, operator, op_args, op_kwargs)
+    for index, (mine, truth) in enumerate(zip(tree_leaves(fake), tree_leaves(real))):
+        if isinstance(truth, torch.Tensor) and _layout(mine)[:2] != _layout(truth)[:2]:
+            raise GradingError(
+                f"{name}'s operator {operator}: for a {dtype} x its fake "
+                f"implementation gives output {index} shape {tuple(mine.shape)}, "
+                f"{mine.dtype}, but the operator returns {tuple(truth.shape)}, "
+                f"{truth.dtype}: register_fake must describe every real output, whatever "
+                "the input's dtype (torch.compile plans with it)",
+                mistake=f"{name}/forward-fake-mismatch")
 
 
 def _fake_outputs(name: str, operator, op_args, op_kwargs):

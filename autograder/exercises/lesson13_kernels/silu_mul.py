@@ -51,11 +51,11 @@ def check_saves_inputs_only(silu_mul, device) -> None:
             f"as SwiGLU splits its projection: {copied} is not contiguous there, so a "
             f"contiguous (or cast) copy of it is new memory. The caller keeps h alive anyway: "
             "the copy is a whole extra activation held until backward, where the contract "
-            "saves a and b as given", mistake="silu_mul/saves-input-copy")
+            "keeps nothing beyond the inputs' own memory", mistake="silu_mul/saves-input-copy")
     what = "the output y" if extra.role == "output" else "a tensor that is neither a nor b"
     raise GradingError(
         f"silu_mul saves an extra tensor of shape {extra.shape} ({what}) for backward: the "
-        "contract saves no tensor beyond the inputs a and b, from which (with g) both "
+        "contract keeps nothing beyond the inputs' own memory, from which (with g) both "
         "gradients are computed; saving more keeps a whole extra activation in memory until "
         "backward runs", mistake="silu_mul/saves-extra-tensor")
 

@@ -20,6 +20,12 @@ MISTAKES = [
                         "torch.float32",
                         "    rstd_dtype = torch.float64 if x.dtype == torch.float64 else "
                         "torch.float16"))),
+    # a fresh review's answer (f6b9c9ed): opcheck on float64 input saw it first, in torch's words
+    Mistake("rms_norm_rows", "the forward operator's fake with a float32 rstd for float64 x",
+            "for a torch.float64 x its fake implementation gives output 1",
+            _edit(RMS, ("    rstd_dtype = torch.float64 if x.dtype == torch.float64 else "
+                        "torch.float32",
+                        "    rstd_dtype = torch.float32"))),
     Mistake("silu_mul", "rows of a 3-D input taken with view, not reshape",
             "right for contiguous inputs but wrong for the same values in a transposed",
             _edit(LIGER_LAYOUT, ("a, b = (t.reshape(-1, width).contiguous() for t in (a, b))",
