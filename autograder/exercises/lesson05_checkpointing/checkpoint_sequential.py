@@ -12,7 +12,6 @@ from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, Residual, ResidualSequential, ThroughBackward,
                                 clear_grads, custom_nodes, fork_rng, graph_nodes, layer_stack,
                                 parameters_of, reference, refuse_reentry)
-from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES, CHECKPOINT_SEQUENTIAL_RULES
 from .sequential_probes import (_run_layers, check_given_layers_ran, check_hooked_layers,
                                 check_identity_layers, check_layers_left_as_given,
                                 check_on_data, check_random_layers, float_bounds_note, holding)
@@ -337,8 +336,7 @@ def _through_backward(checkpoint_sequential) -> Operator:
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
-    Exercise("checkpoint_sequential", "05_checkpointing", sequential_full, clauses=CHECKPOINT_SEQUENTIAL_CLAUSES,
-             rules=CHECKPOINT_SEQUENTIAL_RULES,
+    Exercise("checkpoint_sequential", "05_checkpointing", sequential_full,
              contract=("every segment count from 1 to the number of layers", "an nn.Sequential",
                        "layers made of layers (residual blocks)"),
              domain=Domain(SPEC, _domain_values, prepare=_through_backward,

@@ -30,7 +30,6 @@ from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
 from .frozen_parameters import (check_checkpoint_eval_mode, check_checkpoint_frozen,
                                 check_frozen_with_dummy, check_identity_run_fn)
-from .contracts import CHECKPOINTING_CLAUSES, CHECKPOINTING_RULES
 from .zero_gradient import check_checkpoint_zero_gradient
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
@@ -282,8 +281,7 @@ def check_late_requires_grad(CheckpointFunction, device) -> None:
 
 
 EXERCISES = [
-    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full, clauses=CHECKPOINTING_CLAUSES,
-             rules=CHECKPOINTING_RULES,
+    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full,
              contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
                        "an argument not requiring grad", "dropout: the forward's random state"),
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,

@@ -20,7 +20,6 @@ from .reversible_saves import (check_outputs_kept, check_saves_only_outputs,
 from .second_use import check_coupling_second_use
 from .frozen_parameters import check_coupling_frozen
 from .zero_gradient import check_coupling_zero_gradient
-from .contracts import REVERSIBLE_CLAUSES, REVERSIBLE_RULES
 
 
 def coupling(x1, x2, f, g):
@@ -335,8 +334,7 @@ def full(submission, device) -> None:
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential
 EXERCISES = [
-    Exercise("ReversibleCoupling", "05_checkpointing", full, clauses=REVERSIBLE_CLAUSES,
-             rules=REVERSIBLE_RULES,
+    Exercise("ReversibleCoupling", "05_checkpointing", full,
              contract=("parameters accumulate .grad", "one output unused"),
              domain=Domain(REVERSIBLE, coupling_values, by_hand=False,
                            by_hand_clause=RECOMPUTES_CLAUSE)),
