@@ -13,7 +13,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from .execute import SealedExecute
 from .feedback import (FeedbackHTMLExporter, FeedbackSummary, HideHiddenTests, LearnerStatus,
                        NumberlessTracebacks)
-from .notebook_format import CODE_STUB
+from .notebook_format import CODE_STUB, check_schema_once
 from .overwrite_cells import OverwriteCells
 from .settings import Settings
 
@@ -48,6 +48,7 @@ def configure(c) -> None:
     """Set nbgrader's options for this course on the config object ``c`` (every nbgrader
     command run in a course root comes here, through its nbgrader_config.py)."""
     quiet_gradebook()
+    check_schema_once()
     c.CourseDirectory.course_id = COURSE_ID
     c.ClearSolutions.code_stub = {"python": CODE_STUB}
     c.Execute.timeout = Settings.from_environment().cell_timeout

@@ -10,6 +10,7 @@ released it, that sets nothing a graded cell uses is not run (``grader.needed_ce
 """
 
 import copy
+import functools
 import secrets
 import shutil
 import tempfile
@@ -41,6 +42,13 @@ from .verdicts import apply_verdicts
 
 # What the kernel runs for a test cell: the cell's code, through the seal's own test runner.
 TEST_CELL_CALL = "__import__('autograder').run_test_cell({grade_id!r}, {points!r}, {source!r})"
+
+
+@functools.lru_cache(maxsize=64)
+def _demos_of(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
+    """The demo cells of the released notebook at ``path`` as it is now (``mtime_ns``, ``size``):
+    read once per grading process, not once per notebook."""
+    return tuple(demo_sources(nbformat.read(path, as_version=4)))
 
 
 def sealed_test(cell):
@@ -190,7 +198,8 @@ class SealedExecute(Execute):
                     found["assignment"] / f"{found['notebook']}.ipynb")
         if not released.is_file():
             return None
-        return demo_sources(nbformat.read(released, as_version=4))
+        stat = released.stat()
+        return list(_demos_of(str(released), stat.st_mtime_ns, stat.st_size))
 
     def _run_cells(self, demos: list[str] | None) -> None:
         """Each cell in order, but those no test needs once the released ``demos`` are known."""

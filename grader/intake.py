@@ -20,7 +20,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 from .adopt import adopt_cells, has_metadata
 from .answers import answer_faults
 from .faults import STUB_PUT_IN, Fault
-from .notebook_format import NBGRADER_SCHEMA, RESTORED, grade_id
+from .notebook_format import NBGRADER_SCHEMA, RESTORED, check_schema_once, grade_id
 from .releases import RELEASE_STAMP, submitted_at
 
 FILES_LIMIT_MB = 50
@@ -284,6 +284,7 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
                                 "put it back", name))
     notebook.metadata["kernelspec"] = reference.get("kernelspec") or notebook.metadata.get(
         "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    check_schema_once()
     MetadataValidator().validate_nb(notebook)
     return notebook, faults
 

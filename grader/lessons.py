@@ -7,7 +7,6 @@ import re
 import tomllib
 from pathlib import Path
 
-import jupytext
 import nbformat
 
 from .notebook_format import NBGRADER_SCHEMA, SKIP_WHEN_GRADING
@@ -130,6 +129,8 @@ def with_worked(source: str, worked: bool) -> str:
 def source_notebook(lesson: str, *, worked: bool = False) -> nbformat.NotebookNode:
     """The instructor's nbgrader source notebook for a lesson (``worked``: scratch cells with
     their worked answers, for the solutions)."""
+    import jupytext  # here, not above: grading imports this module but reads no lesson source
+
     path = LESSONS / f"{lesson}.py"
     notebook = jupytext.read(path, fmt="py:percent")
     for cell in notebook.cells:

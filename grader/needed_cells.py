@@ -15,6 +15,7 @@ are its own (``autograder.torch_state``), so a demo cell's global settings canno
 
 import ast
 import builtins
+import functools
 import symtable
 from dataclasses import dataclass
 
@@ -48,9 +49,12 @@ OPAQUE = CellNames(*[frozenset()] * 5, True)
 _transformer = TransformerManager()
 
 
+@functools.lru_cache(maxsize=4096)
 def cell_names(source: str) -> CellNames:
     """The global names a code cell binds and reads, from its text (IPython syntax included);
-    a function's parameters and locals are its own (Python's ``symtable``)."""
+    a function's parameters and locals are its own (Python's ``symtable``). Kept per source
+    text (the answer is immutable): a lesson's released cells are read once per grading
+    process, not once per notebook."""
     try:
         code = _transformer.transform_cell(source)
         tree, table = ast.parse(code), symtable.symtable(code, "<cell>", "exec")

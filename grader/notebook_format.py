@@ -1,6 +1,7 @@
 """The course's notebook conventions, written once: nbgrader's markers, which cells are tests,
 and the outputs the grader writes into cells."""
 
+import json
 import re
 
 from nbformat.notebooknode import NotebookNode
@@ -107,3 +108,40 @@ def quiet_notebook_warnings() -> None:
 
     for category in (DuplicateCellId, MissingIDFieldWarning):
         warnings.filterwarnings("ignore", category=category)
+
+
+class _SchemaCheckedOnce:
+    """``jsonschema`` as nbgrader's metadata validator sees it (``check_schema_once``)."""
+
+    def __init__(self, jsonschema):
+        self._jsonschema, self._validators = jsonschema, {}
+
+    def __getattr__(self, name):
+        return getattr(self._jsonschema, name)
+
+    def validate(self, instance, schema, *args, **kwargs):
+        if args or kwargs:
+            return self._jsonschema.validate(instance, schema, *args, **kwargs)
+        key = json.dumps(schema, sort_keys=True)
+        validator = self._validators.get(key)
+        if validator is None:
+            kind = self._jsonschema.validators.validator_for(schema)
+            kind.check_schema(schema)  # a SchemaError, as jsonschema.validate raises it
+            validator = self._validators[key] = kind(schema)
+        error = self._jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is not None:
+            raise error
+        return None
+
+
+def check_schema_once() -> None:
+    """nbgrader validates each nbgrader cell's metadata with ``jsonschema.validate``, which first
+    checks the schema itself against JSON Schema's meta-schema, every call: nine tenths of the
+    time validation takes, and grading one notebook validates it up to three times (intake, then
+    nbgrader's CheckCellMetadata before and after the run). The schema is nbgrader's own
+    file: here it is checked once per process, and one validator serves every cell after,
+    raising the error ``jsonschema.validate`` raises (its best match). Idempotent."""
+    from nbgrader.nbgraderformat import common
+
+    if not isinstance(common.jsonschema, _SchemaCheckedOnce):
+        common.jsonschema = _SchemaCheckedOnce(common.jsonschema)

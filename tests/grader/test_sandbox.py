@@ -167,3 +167,14 @@ def test_required_sandbox_is_refused_without_one(monkeypatch):
     executor = SealedExecute(sandbox="required")
     with pytest.raises(RuntimeError, match="needs a sandbox"):
         executor._choose_sandbox()
+
+
+def test_the_font_list_is_found_where_matplotlib_keeps_it(monkeypatch, tmp_path):
+    """Does the grader find matplotlib's cache folder (whose font list each sandbox home gets)
+    where matplotlib itself would, without importing it: by default, and under MPLCONFIGDIR?"""
+    import matplotlib
+
+    assert sandbox._matplotlib_cache_dir() == sandbox.Path(matplotlib.get_cachedir()).resolve()
+    assert sandbox._matplotlib_cache(), "no font list to copy into a sandbox home"
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path))
+    assert sandbox._matplotlib_cache_dir() == tmp_path.resolve()
