@@ -10,7 +10,9 @@ tensor, in each dtype the exercise names: a 0-d input does not set the result's 
 a 0-d constant of another dtype (``torch.where(m, x, torch.tensor(0.0))`` turns a 0-d float16
 x into float32), as it does against a tensor of any other shape. The float64 reference decides whether the op
 takes a case (a reduction over nothing with no value, an index out of range: it raises or gives
-nan, and the case is left out); each case is compared with it as the layouts are."""
+nan, and the case is left out); each case is compared with it as the layouts are, and what
+backward returns there keeps each input's dtype (rule 2: a guard such as
+``torch.zeros(x.shape, device=x.device)`` on an empty batch returns float32 for float64)."""
 
 import torch
 
@@ -19,6 +21,7 @@ from .domain import Domain
 from .errors import GradingError
 from .function_contract import rule_reference
 from .narrowed import floating_inputs, shapes_of
+from .returned_dtypes import dtypes_watched
 
 
 def _takes(domain: Domain, values: dict) -> bool:
@@ -78,15 +81,16 @@ def check_empty_and_scalar(domain: Domain, function, device: torch.device) -> No
     name = getattr(function, "__name__", domain.spec.name)
     for what, values in empty_and_scalar_cases(domain, device):
         tried = f"{what}: {shapes_of(values)}"
-        try:
-            compare(domain, function, fresh_leaves(values))
-        except GradingError as error:
-            raise GradingError(f"{error.hint} (tried {tried}) {rule_reference('values')}",
-                               error.details, mistake=error.mistake) from error
-        except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
-            message = (str(error).splitlines() or [""])[0]
-            raise GradingError(
-                f"{name} raised {type(error).__name__} ({message}) on {tried}, which the op "
-                f"itself takes {rule_reference('values')}",
-                mistake=f"{domain.spec.name}/raises-on-{'empty' if 'empty' in what else '0-d'}"
-            ) from error
+        with dtypes_watched(domain.spec.name, function, values) as watched:
+            try:
+                compare(domain, watched, fresh_leaves(values))
+            except GradingError as error:
+                raise GradingError(f"{error.hint} (tried {tried}) {rule_reference('values')}",
+                                   error.details, mistake=error.mistake) from error
+            except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
+                message = (str(error).splitlines() or [""])[0]
+                raise GradingError(
+                    f"{name} raised {type(error).__name__} ({message}) on {tried}, which the op "
+                    f"itself takes {rule_reference('values')}",
+                    mistake=f"{domain.spec.name}/raises-on-"
+                            f"{'empty' if 'empty' in what else '0-d'}") from error

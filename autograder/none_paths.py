@@ -23,6 +23,7 @@ from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
 from .narrowed import differentiable_outputs, floating_inputs, narrowed, shapes_of
 from .probes import record_returned_gradients
+from .returned_dtypes import check_dtypes_returned
 
 
 def is_function_class(function) -> bool:
@@ -99,6 +100,8 @@ def check_none_on_every_path(domain: Domain, function, device: torch.device) -> 
                     f"path, zeros where nothing flows back (with None, torch.autograd.grad "
                     f"raises and .grad stays None) {rule_reference('gradients')}",
                     mistake=f"{domain.spec.name}/none-for-needed-input")
+            check_dtypes_returned(domain.spec.name, f"{function.__name__}.backward", given,
+                                  returned)  # rule 2's dtype on this path too
             given_back = [n for n in frozen if returned[n] is not None]
             if given_back:
                 other = given_back[0]

@@ -8,7 +8,9 @@ What backward returns is recorded before the engine's cast, for every exercise: 
 backward through ``probes.record_returned_gradients``, and the backward registered for a custom
 operator (``torch.library.register_autograd``) wrapped the same way, with the dtypes of the
 inputs its ``setup_context`` was handed. Each dtype the domain names is tried once, every
-floating input requiring grad. A gradient computed wider and cast back before it is returned
+floating input requiring grad; the checks that run backward on a path of its own (an empty
+batch, a 0-d input, size-1 dimensions, a grad_output of zeros, a weight of 0) record what it
+returns there in the same runs (``dtypes_watched``, ``check_dtypes_returned``). A gradient computed wider and cast back before it is returned
 is correct: only the dtype of what is returned counts. One returned narrower lost digits that
 the value checks may already have named (a held precision finding): that finding stands."""
 
@@ -122,6 +124,45 @@ def registered_backwards():
         for op, backward, setup_context in originals:
             op._backward_fn, op._setup_context_fn = backward, setup_context
         dtypes.clear()
+
+
+def check_dtypes_returned(name: str, who: str, values: dict, returned: dict) -> None:
+    """Rule 2's dtype on one recorded call: ``returned`` (input name -> what backward returned)
+    against the dtypes of ``values``, for exercise ``name``; ``who`` as in the first line."""
+    found = _first_mismatch((n, getattr(values.get(n), "dtype", None), g)
+                            for n, g in returned.items())
+    error = found and _error(name, who, found, values)
+    if error is not None:
+        raise error
+
+
+@contextmanager
+def dtypes_watched(name: str, function, values: dict):
+    """Yields what to run in ``function``'s place on ``values``; where the block ends without an
+    error, each gradient backward returned in it for a floating input has that input's dtype
+    (the first line as ``check_returned_dtypes``'s). A custom operator's registered backward is
+    watched as there. Only where every floating input is float64: there a gradient of another
+    dtype is a narrower one made on a path of its own (``torch.zeros(shape)`` is float32); a 0-d
+    float32 input's gradient times a 0-d float64 constant is settled at the typical inputs."""
+    if any(values[n].dtype != torch.float64 for n in floating_inputs(values)):
+        yield function
+        return
+    if isinstance(function, type) and issubclass(function, torch.autograd.Function):
+        recorder, calls = record_returned_gradients(function)
+        yield recorder
+        for returned in calls:
+            check_dtypes_returned(name, f"{function.__name__}.backward", values,
+                                  dict(zip(values, returned)))
+        return
+    with registered_backwards() as calls:
+        yield function
+    for op_name, names, input_dtypes, returned in calls:
+        if input_dtypes is not None:
+            found = _first_mismatch(zip(names, input_dtypes, returned))
+            error = found and _error(name, f"the backward registered for {op_name}", found,
+                                     values)
+            if error is not None:
+                raise error
 
 
 def check_returned_dtypes(domain: Domain, function, device: torch.device) -> None:

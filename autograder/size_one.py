@@ -13,6 +13,7 @@ from .domain import Domain
 from .errors import GradingError
 from .function_contract import rule_reference
 from .narrowed import narrowed, shapes_of
+from .returned_dtypes import dtypes_watched
 from .size_one_raises import SIZE_ONE_MISTAKE
 
 
@@ -31,11 +32,11 @@ def check_size_one(domain: Domain, function, device: torch.device) -> None:
     tried and ends its first line with rule 1's reference."""
     for values in size_one_cases(domain, device):
         tried = f"dimensions of size 1: {shapes_of(values)}"
-        try:
-            compare(domain, function, fresh_leaves(values))
-        except GradingError as error:
-            if (error.mistake or "").endswith(SIZE_ONE_MISTAKE):  # names its shapes and rule
-                raise
-            hint = error.hint
-            raise GradingError(f"{hint} (tried {tried}) {rule_reference('values')}",
-                               error.details, mistake=error.mistake) from error
+        with dtypes_watched(domain.spec.name, function, values) as watched:
+            try:
+                compare(domain, watched, fresh_leaves(values))
+            except GradingError as error:
+                if (error.mistake or "").endswith(SIZE_ONE_MISTAKE):  # names shapes and rule
+                    raise
+                raise GradingError(f"{error.hint} (tried {tried}) {rule_reference('values')}",
+                                   error.details, mistake=error.mistake) from error

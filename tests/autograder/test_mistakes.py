@@ -206,6 +206,14 @@ def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised(
                  "ProdOverDim/along-another-dim", marks=pytest.mark.lesson09),
     pytest.param("ProdOverDim", "after-products flipped along dim 0, scanned along dim",
                  "ProdOverDim/along-another-dim", marks=pytest.mark.lesson09),
+    # review 81 of lesson 00: rule 2's dtype on the empty and zero-weight paths
+    pytest.param("Square", "an empty x's gradient made with torch.zeros(x.shape, device=x.device)",
+                 "Square/wrong-gradient-dtype", marks=pytest.mark.lesson00),
+    pytest.param("WeightedSum", "a weight of 0 answered with torch.zeros(g.shape, device=g.device)",
+                 "WeightedSum/wrong-gradient-dtype", marks=pytest.mark.lesson00),
+    pytest.param("Outer",
+                 "an empty table's gradients made with torch.zeros(u.shape, device=u.device)",
+                 "Outer/wrong-gradient-dtype", marks=pytest.mark.lesson00),
     # instructor trial 81 (issue 68): insight said "cause not proven" for this one
     pytest.param("SwishFunction", "chain rule's inner factor beta left out of grad_x",
                  "SwishFunction/drops-inner-factor", marks=pytest.mark.lesson04),

@@ -9,6 +9,7 @@ from ...errors import GradingError
 from ...function_contract import rule_reference
 from ...exercise import sample
 from ...probes import reachable, record_returned_gradients
+from ...returned_dtypes import dtypes_watched
 from ..shared.call_state import check_call_places, check_one_ctx_per_call
 
 WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
@@ -223,7 +224,9 @@ def check_weight_special_cases(function, device) -> None:
     w2 = 1 (x2 itself returned there: the generic watch of autograder.untouched names it)."""
     for w1, w2 in [(1.0, 1.0), (1.0, -1.0), (1.0, 1e-6), (1.0, -1e-6), (2.0, 0.0), (0.0, 0.0),
                    (0.0, 1.0)]:
-        _check_weighted(function, _weighted_values((2, 3), device, w1, w2, seed=11))
+        values = _weighted_values((2, 3), device, w1, w2, seed=11)
+        with dtypes_watched("WeightedSum", function, values) as watched:  # rule 2's dtype at 0
+            _check_weighted(watched, values)
 
 
 def check_one_ctx_per_call_weights(function, device) -> None:
