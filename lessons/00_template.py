@@ -410,90 +410,13 @@ compare_all(predicted_on_class, {"first input's gradient, each entry": x_first.g
 # </details>
 
 # %% [markdown]
-# ## ✎ Exercise 2 · `WeightedSum`
-#
-# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
-# for tensors `x1` and `x2` of one shape and dtype and Python floats `w1` and `w2`.
-#
-# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
-# own contract:
-#
-# - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
-#   `w2`, 0 included, with every digit of each weight.
-#
-# Two things are new since `Square`: four inputs, and two of them are not tensors. One tool is
-# new too: `ctx.needs_input_grad`, a tuple with one entry per input of forward, `True` where that
-# input needs a gradient. The [contract](function_contract.md) settles what every Function does
-# with a Python number: rule 4 says where it is kept, rule 2 what backward returns in its place
-# and for a tensor that needs no gradient. The rest is yours: derive both gradients on paper,
-# decide from them which inputs backward reads and how it keeps every digit of each weight, then
-# write your answer and run it. Where an attempt breaks a rule, torch's error or the
-# self-check's first line says which.
-#
-# <details><summary><b>Hint 1</b> (a question)</summary>
-#
-# If you nudge $x_{1,j}$ by a small $\varepsilon$, by how much does $y_j$ move? Does the answer
-# depend on any tensor?
-# </details>
-#
-# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
-#
-# Both Jacobians are diagonal, as for `Square`. Which of the four inputs does each diagonal entry
-# contain, and which of them must backward still have?
-# </details>
-#
-# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
-#
-# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
-# `[2.0, 8.0]` for `x1` and `[-0.5, -2.0]` for `x2`.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
-class WeightedSum(torch.autograd.Function):
-    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
-
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ### BEGIN SOLUTION
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
-        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
-        return grad_x1, grad_x2, None, None
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
-self_check("WeightedSum", WeightedSum)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("WeightedSum", WeightedSum)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
-# $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
-# forward saves no tensor: the two floats go on `ctx` as plain attributes, since
-# `save_for_backward` takes tensors (or `None`), never a float. Every call gets its own `ctx`, where the class is shared
-# by every call, as `SquareOnClass` showed. The floats' places in backward's return take `None`,
-# and each gradient is computed only where its `ctx.needs_input_grad` entry is `True`.
-# </details>
-
-# %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
-# Rules 2 and 4 of the [contract](function_contract.md), which settled `WeightedSum`'s floats,
-# hold in every exercise. Tensors go through `save_for_backward`, not `ctx.x = x`: a
-# saved tensor changed in place before backward makes backward raise, not return a silently
-# wrong gradient.
+# Tensors go through `save_for_backward`, not `ctx.x = x`: a saved tensor changed in place
+# before backward makes backward raise, not return a silently wrong gradient. What of an input
+# that is not a tensor?
 #
-# **Predict, then run**, to see those rules at work: `shift` builds a Function for $y = x + c$,
+# **Predict, then run**: `shift` builds a Function for $y = x + c$,
 # with $c$ a Python float, whose forward saves what you pass as `save` and whose backward returns
 # what you pass as `returns`, and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
 # `grad_output` for `x` and, for `c`, a 0-d tensor of zeros raise? And one that returns `None`
@@ -554,9 +477,81 @@ compare_all(predicted_shift, {
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # `save_for_backward` takes tensors (or `None`), and is called once, with every tensor. A Python
-# float never needs a gradient (`ctx.needs_input_grad`, one entry per input, is
-# `(True, False)`), and autograd cannot give it one: its place in backward's return takes
-# `None`, nothing else.
+# float never needs a gradient (`ctx.needs_input_grad`, one entry per input of forward, `True`
+# where that input needs one, is `(True, False)`), and autograd cannot give it one: its place in
+# backward's return takes `None`, nothing else.
+# </details>
+
+# %% [markdown]
+# ## ✎ Exercise 2 · `WeightedSum`
+#
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
+# for tensors `x1` and `x2` of one shape and dtype and Python floats `w1` and `w2`.
+#
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
+#
+# - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
+#   `w2`, 0 included, with every digit of each weight.
+#
+# Two things are new since `Square`: four inputs, and two of them are Python floats, as `c` was
+# in `shift`. Derive both gradients on paper, decide from them which inputs backward reads and
+# how it keeps every digit of each weight, then write your answer and run it. Where an attempt
+# breaks a rule, torch's error or the self-check's first line says which.
+#
+# <details><summary><b>Hint 1</b> (a question)</summary>
+#
+# If you nudge $x_{1,j}$ by a small $\varepsilon$, by how much does $y_j$ move? Does the answer
+# depend on any tensor?
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
+#
+# Both Jacobians are diagonal, as for `Square`. Which of the four inputs does each diagonal entry
+# contain, and which of them must backward still have?
+# </details>
+#
+# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
+#
+# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
+# `[2.0, 8.0]` for `x1` and `[-0.5, -2.0]` for `x2`.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
+class WeightedSum(torch.autograd.Function):
+    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ### BEGIN SOLUTION
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
+        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
+        return grad_x1, grad_x2, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
+self_check("WeightedSum", WeightedSum)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("WeightedSum", WeightedSum)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
+# $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
+# forward saves no tensor: the two floats go on `ctx` as plain attributes, since
+# `save_for_backward` takes tensors (or `None`), never a float. Every call gets its own `ctx`, where the class is shared
+# by every call, as `SquareOnClass` showed. The floats' places in backward's return take `None`,
+# and each gradient is computed only where its `ctx.needs_input_grad` entry is `True`.
 # </details>
 
 # %% [markdown]
