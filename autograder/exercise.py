@@ -2,14 +2,13 @@
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
 from .class_state import state_placed
 from .devices import grading_devices
 from .precision import precision_findings_last
-from .clauses import Clause
 from .domain import Domain
 from .nesting import stopping_endless_backward
 from .outside_ctx import state_watched
@@ -29,12 +28,6 @@ class Exercise:
     contract: tuple[str, ...] = ()
     # what the contract lets the inputs be; the checks it implies run after the battery
     domain: Domain | None = None
-    # the exercise's own contract, at most four bullets as the lesson lists them, each with its
-    # checks and their witnesses
-    clauses: tuple[Clause, ...] = ()
-    # the Function contract's rules (autograder.function_contract) as this exercise's checks
-    # enforce them: rule key -> {check: witness}, named as a clause's checks are
-    rules: dict[str, dict[str, str]] = field(default_factory=dict)
     # what the battery and the domain's checks run within (lesson 13: Triton's interpreter
     # patching its language once per launch)
     within: Callable[[], AbstractContextManager] = nullcontext

@@ -11,6 +11,26 @@ the Function contract's rules (``autograder.function_contract``); ``contract_of`
 Grading never reads them: they are the catalogue's map of which answer proves which check.
 """
 
-# One Clause for both homes while lessons 05 and 13 still declare theirs in the grading library
-# (which cannot import tools/); when they move, the definitions move here.
-from autograder.clauses import CASE, Clause, enforced  # noqa: F401 (this module's vocabulary)
+from dataclasses import dataclass, field
+
+CASE = "case:"
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One bullet of the contract (its markdown, as the lesson prints it) -> check -> witness."""
+
+    text: str
+    checks: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.checks:
+            raise ValueError(f"the clause {self.text[:60]!r}... names no check that enforces it")
+
+
+def enforced(check: str, mistake: str, message: str) -> bool:
+    """Does a failed verdict (its ``mistake`` id or category, its ``message``) come from
+    ``check``?"""
+    if check.startswith(CASE):
+        return check.removeprefix(CASE) in message
+    return mistake == check

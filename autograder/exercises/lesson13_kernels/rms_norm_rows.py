@@ -9,7 +9,6 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .contracts import RMS_NORM_ROWS_CLAUSES, RMS_NORM_ROWS_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery, operator_calls)
 from .kernel_domain import (KERNEL_MEMORY_CLAUSE, check_default_device_frozen,
@@ -331,7 +330,6 @@ EXERCISES = [
                        "arithmetic in the learner's kernels",
                        "opcheck", "torch.compile without graph breaks",
                        "None for an input that needs no gradient"),
-             clauses=RMS_NORM_ROWS_CLAUSES, rules=RMS_NORM_ROWS_RULES,
              # no large case: the contract's limit is D up to 4096, which the battery reaches;
              # the number of rows has none, and 137 of them pass any grid a backward fixes
              domain=Domain(RMS_NORM_ROWS, lambda device, dtype=torch.float64, seed=0, eps=EPS:

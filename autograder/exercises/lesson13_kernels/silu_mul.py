@@ -8,7 +8,6 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .contracts import SILU_MUL_CLAUSES, SILU_MUL_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery)
 from .kernel_domain import (KERNEL_MEMORY_CLAUSE, check_default_device_frozen,
@@ -334,7 +333,6 @@ EXERCISES = [
                        "every output a new tensor of its own",
                        "float16 past float16's normal range", "each call's own state",
                        "float64 gates up to 300", "saves nothing beyond a and b"),
-             clauses=SILU_MUL_CLAUSES, rules=SILU_MUL_RULES,
              domain=Domain(SILU_MUL, lambda device, dtype=torch.float64, seed=0: silu_mul_values(
                                (3, 5), device, seed=seed, dtype=dtype),
                            prepare=kernel_operator("silu_mul", launches_counted_past=2**20),

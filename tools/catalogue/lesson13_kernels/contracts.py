@@ -1,10 +1,11 @@
-"""Lesson 13's contracts as the learner reads them: each exercise's bullets, with the checks
-that enforce each and a wrong answer each check fails (autograder.clauses), and the checks that
-enforce the Function contract's rules (Exercise.rules, keyed by rule)."""
+"""Lesson 13's contracts as data (``tools.catalogue.clauses``), keyed by exercise: ``CLAUSES``,
+each exercise's bullets as the lesson lists them, each with the checks that enforce it and a
+wrong answer of this catalogue that each check fails; ``RULES``, the checks through which each
+exercise enforces the Function contract's rules (``autograder.function_contract``), which the
+page states once and no bullet repeats, each with its witness. Grading never reads them
+(``tools.catalogue.contract_of`` does)."""
 
-from ...clauses import Clause
-
-
+from ..clauses import Clause
 SILU_MUL_CLAUSES = (
     Clause("**one** forward kernel and **one** backward kernel, each launched once, the backward "
            "computing the gradients needed in a single pass over memory;",
@@ -166,3 +167,8 @@ RMS_NORM_ROWS_RULES = {
                   "rms_norm_rows/reads-requires-grad":
                       "the saved inputs' requires_grad read instead of ctx.needs_input_grad"},
 }
+
+
+# each exercise's tables, by its name
+CLAUSES = {"silu_mul": SILU_MUL_CLAUSES, "rms_norm_rows": RMS_NORM_ROWS_CLAUSES}
+RULES = {"silu_mul": SILU_MUL_RULES, "rms_norm_rows": RMS_NORM_ROWS_RULES}
