@@ -3,6 +3,7 @@ without them (AUTOGRADER_RUN_EVERY_CELL) gives the same scores to a right answer
 and a right one that reads a name a demo cell defines (that demo cell still runs)."""
 
 import dataclasses
+import re
 import textwrap
 
 import nbformat
@@ -24,19 +25,20 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("needed-cells")]
 LESSON = "00_template"
 SETTINGS = Settings(cell_timeout=60, notebook_timeout=300, memory_limit_mb=2048, sandbox="auto")
 DEMO_NAME_READ = ("        assert callable(passes_gradcheck)  # defined by a demo cell before "
-                  "Square's\n")
+                  "WeightedSum's\n")
 
 
 def _submissions(released) -> dict[str, nbformat.NotebookNode]:
     right = solved(released, source_notebook(LESSON))
-    answer = next(cell for cell in right.cells
-                  if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer_Square").source
+    answer = next(cell for cell in right.cells if cell.metadata.get("nbgrader", {})
+                  .get("grade_id") == "answer_WeightedSum").source
     wrong = next(m for m in mistakes() if m.exercise == "Square" and m.nbgrader)
-    reader = answer.replace("def forward(ctx, x):\n", "def forward(ctx, x):\n" + DEMO_NAME_READ, 1)
+    reader = re.sub(r"(def forward\(ctx[^)]*\):\n)", lambda m: m[1] + DEMO_NAME_READ, answer,
+                    count=1)
     assert reader != answer
     return {"right": right,
             "wrong": with_answer(right, "answer_Square", textwrap.dedent(wrong.answer_cell)),
-            "reads-demo": with_answer(right, "answer_Square", reader)}
+            "reads-demo": with_answer(right, "answer_WeightedSum", reader)}
 
 
 @pytest.fixture(scope="module")
