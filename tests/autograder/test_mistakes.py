@@ -206,6 +206,10 @@ def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised(
                  "ProdOverDim/along-another-dim", marks=pytest.mark.lesson09),
     pytest.param("ProdOverDim", "after-products flipped along dim 0, scanned along dim",
                  "ProdOverDim/along-another-dim", marks=pytest.mark.lesson09),
+    # learner trial 81 (issue 68): caught, but its first line named nothing
+    pytest.param("CumMax", "each output's gradient to every earlier entry equal to its running "
+                 "maximum (a mask of ties)", "CumMax/gradient-to-every-tie",
+                 marks=pytest.mark.lesson09),
     # review 81 of lesson 00: rule 2's dtype on the empty and zero-weight paths
     pytest.param("Square", "an empty x's gradient made with torch.zeros(x.shape, device=x.device)",
                  "Square/wrong-gradient-dtype", marks=pytest.mark.lesson00),

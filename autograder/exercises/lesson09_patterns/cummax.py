@@ -15,7 +15,7 @@ from ...linear_memory import check_linear_memory
 from ...outside_ctx import check_no_state_outside_ctx
 from ...probes import _shares_memory
 from ..shared.layouts import check_noncontiguous_grad_output
-from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
+from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case, listed
 from .scalar_scans import check_scalar_x
 
 LATER_IN_LESSON = True
@@ -43,6 +43,16 @@ def _first_tie_gradient(x: torch.Tensor, grad_output: torch.Tensor) -> torch.Ten
     return grad
 
 
+def _tie_mask_gradient(x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
+    """The gradient if each output's gradient went to every entry up to it that equals its
+    running maximum (a mask of ties, x == values), along the last dim of a 2-D x."""
+    values = torch.cummax(x, -1).values
+    n = x.shape[-1]
+    earlier = torch.ones(n, n, dtype=torch.bool, device=x.device).triu()  # entry j <= output o
+    mask = (x.unsqueeze(-1) == values.unsqueeze(-2)) & earlier  # (rows, entry j, output o)
+    return (mask * grad_output.unsqueeze(-2)).sum(-1)
+
+
 def _targets(x: torch.Tensor) -> torch.Tensor:
     """How many outputs take their value from each entry (along the last dim)."""
     indices = torch.cummax(x, -1).indices
@@ -57,7 +67,7 @@ def check_ties_and_repeats(function, device) -> None:
     if not isinstance(got, torch.Tensor) or got.shape != truth.shape or torch.allclose(got, truth):
         return  # graded_case names a missing or mis-shaped gradient
     where = "(with x of shape (3, 7), dim=1: rows with ties and long runs, listed below)"
-    details = f"x = {x.tolist()}\ngot {got.tolist()}\nexpected {truth.tolist()}"
+    details = f"x = {listed(x)}\ngot {listed(got, truth)}\nexpected {listed(truth, got)}"
     if torch.allclose(got, _first_tie_gradient(x, grad_output)):
         raise GradingError(
             "CumMax sends a tied maximum's gradient to the earliest of the equal values: "
@@ -76,6 +86,13 @@ def check_ties_and_repeats(function, device) -> None:
             "CumMax returns grad_output unchanged, as if each output copied the entry at its own "
             f"position: an output copies the running maximum, often an earlier entry {where}",
             details, mistake="CumMax/returns-grad-output")
+    if torch.allclose(got, _tie_mask_gradient(x, grad_output)):
+        raise GradingError(
+            "CumMax sends each output's gradient to every entry up to it that equals its running "
+            "maximum (a mask of ties, x == values): torch.cummax (and so the contract) sends it to "
+            "one entry, the one its indices name (the latest of equal values), so where values "
+            f"tie, your backward hands the same gradient out several times {where}", details,
+            mistake="CumMax/gradient-to-every-tie")
     shared = _targets(x) >= 2
     wrong = ~torch.isclose(got, truth)
     if (wrong <= shared).all():
@@ -103,7 +120,8 @@ def check_near_ties(function, device) -> None:
                 f"(x in {str(narrow)[6:]}): values one ulp apart become ties there; whose running "
                 "maxima does the contract route the gradient to? (with x of shape (2, 6), dim=1, "
                 "running maxima one ulp apart, float64)",
-                f"x = {values['x'].tolist()}\ngot {got.tolist()}\nexpected {truth.tolist()}",
+                f"x = {values['x'].tolist()}\ngot {listed(got, truth)}\n"
+                f"expected {listed(truth, got)}",
                 mistake="CumMax/indices-from-rounded-copy")
 
 
@@ -123,7 +141,7 @@ def check_follows_dim(function, device) -> None:
         raise GradingError("CumMax's gradient is right when dim is the last dimension but wrong "
                            "for dim=0: the indices run along ctx.dim, so the adding in backward "
                            "must run along ctx.dim too (with x of shape (4, 4), dim=0)",
-                           f"got {got.tolist()}, expected {truth.tolist()}",
+                           f"got {listed(got, truth)}, expected {listed(truth, got)}",
                            mistake="CumMax/last-dim-only")
     if tensors and got.shape == truth.shape and torch.allclose(got, truth):
         check_negative_dim(function, x)
@@ -141,7 +159,7 @@ def check_negative_dim(function, x: torch.Tensor) -> None:
                            "dim of a 2-D x: which line of your backward turns the dim it was "
                            "given into another one? (scatter_add, gather and movedim all count a "
                            "negative dim from the end) (with x of shape (4, 4), dim=-2)",
-                           f"got {got.tolist()}, expected {truth.tolist()}",
+                           f"got {listed(got, truth)}, expected {listed(truth, got)}",
                            mistake="CumMax/negative-dim-changed")
 
 

@@ -13,7 +13,8 @@ from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from ..shared.jacobian_memory import check_backward_memory_linear
-from .pattern_cases import FLOAT32, LINEAR_FACTOR, _shape, described, gradient_for, graded_case
+from .pattern_cases import (FLOAT32, LINEAR_FACTOR, _shape, described, gradient_for, graded_case,
+                            listed)
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
 
@@ -72,7 +73,7 @@ def check_repeated_rows(function, device) -> None:
         raise GradingError("IndexSelect's gradient is wrong only on row 4, the row that index = "
                            "[4, 0, 4, 2, 4] selects three times: its gradient is the sum of those "
                            "three rows of grad_output",
-                           f"got {got[4].tolist()}, expected {truth[4].tolist()}",
+                           f"got {listed(got[4], truth[4])}, expected {listed(truth[4], got[4])}",
                            mistake="IndexSelect/repeats-not-summed")
 
 

@@ -15,7 +15,7 @@ from ..shared.layouts import check_noncontiguous_grad_output
 from .normalize_memory import check_closed_form, check_saves_output_and_norms
 from .normalize_rows import (BELOW, NEAR_ABOVE, NEAR_BELOW, around_eps, check_near_above,
                              near_above_rows, near_eps_rows, rows_around_eps)
-from .pattern_cases import FLOAT32, described, gradient_for, graded_case
+from .pattern_cases import FLOAT32, described, gradient_for, graded_case, listed
 
 NORMALIZE = Spec("Normalize", ("x", "eps"),
                  lambda x, eps: F.normalize(x, dim=-1, eps=eps))
@@ -88,7 +88,7 @@ def check_zero_row_finite(got: torch.Tensor, truth: torch.Tensor, eps: float,
         return
     seen = ("Normalize's gradient is wrong on rows whose norm is below eps: nan or inf on the "
             "row of zeros (norm 0), where autograd's is finite (grad_output / eps)")
-    detail = f"got {got[ZERO_ROW].tolist()}\nexpected {truth[ZERO_ROW].tolist()}"
+    detail = f"got {listed(got[ZERO_ROW])}\nexpected {listed(truth[ZERO_ROW])}"
     rows, g = x[OTHER_BELOW], grad_output[OTHER_BELOW]
     norm = rows.norm(dim=-1, keepdim=True)
     unit = rows / norm

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from ...errors import GradingError
 from ...exercise import sample
+from .pattern_cases import listed
 
 NEAR = 1e-3  # how far from eps, relatively, the rows near it lie
 
@@ -58,7 +59,8 @@ def check_near_above(x: torch.Tensor, got: torch.Tensor, truth: torch.Tensor,
     """Right on rows far above and on every row below eps, wrong on a row just above it:
     named where that row has no projection term, as a row below eps (grad_output / eps, or
     grad_output / norm)."""
-    details = f"on the rows just above eps: got {got.tolist()}\nexpected {truth.tolist()}"
+    details = (f"on the rows just above eps: got {listed(got, truth)}\n"
+               f"expected {listed(truth, got)}")
     norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
     unprojected = (torch.isclose(got, grad_output / eps).all(-1)
                    | torch.isclose(got, grad_output / norm).all(-1))

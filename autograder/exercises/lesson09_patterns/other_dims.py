@@ -9,7 +9,7 @@ import torch
 
 from ...errors import GradingError
 from ...exercise import sample
-from .pattern_cases import _shape, gradient_for
+from .pattern_cases import _shape, gradient_for, listed
 
 # (x's shape, dim): a 2-D x along each dim, a 3-D x along its middle dim (another dim on either
 # side); no side square, so that no dim passes for another
@@ -99,5 +99,6 @@ def check_along_another_dim(function, spec, device) -> None:
                     f"dim={dim}: {WHAT[spec.name]}={dim}, so every flip, scan and product in "
                     f"backward must follow ctx.dim (with x of shape {_shape(x.shape)}, "
                     f"dim={dim}, float64)",
-                    f"got {got.flatten()[:6].tolist()}, expected {truth.flatten()[:6].tolist()}",
+                    f"got {listed(got.flatten()[:6], truth.flatten()[:6])}, "
+                    f"expected {listed(truth.flatten()[:6], got.flatten()[:6])}",
                     mistake=f"{spec.name}/along-another-dim")

@@ -18,6 +18,31 @@ LESSON = "09_patterns"
 FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
 
 
+def _entry(value: float, other: float | None) -> str:
+    """One value to 4 significant digits, more where ``other`` differs from it only beyond
+    them; a zero as 0 whatever its sign."""
+    for digits in range(4, 18):
+        text = f"{value + 0.0:.{digits}g}"
+        if other is None or other == value or text != f"{other + 0.0:.{digits}g}":
+            return text
+    return repr(value + 0.0)
+
+
+def listed(values: torch.Tensor, other: torch.Tensor | None = None) -> str:
+    """A tensor's values for a hint's details, nested as the tensor, each to 4 significant
+    digits (learner trial 81: got and expected with 16 digits each were noise), more where an
+    entry and ``other``'s (got beside expected, of the same shape) differ only beyond them."""
+    values = values.detach().cpu().double()
+    if other is not None:
+        other = other.detach().cpu().double()
+        if other.shape != values.shape:
+            other = None
+    if not values.dim():
+        return _entry(values.item(), None if other is None else other.item())
+    return "[" + ", ".join(listed(row, None if other is None else other[i])
+                           for i, row in enumerate(values)) + "]"
+
+
 def _shape(shape) -> str:
     dims = tuple(shape)
     return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"

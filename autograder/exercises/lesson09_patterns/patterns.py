@@ -22,7 +22,8 @@ from .broadcast_sums import check_left_aligned, check_own_factor, check_sums_eve
 from .cumsum_decay import check_decaying_grad_output
 from .other_dims import check_along_another_dim
 from ..shared.layouts import check_noncontiguous_grad_output
-from .pattern_cases import LESSON, LINEAR_FACTOR, _shape, described, gradient_for, graded_case
+from .pattern_cases import (LESSON, LINEAR_FACTOR, _shape, described, gradient_for, graded_case,
+                            listed)
 from .prod_unsqueeze import check_grad_output_unsqueezed
 from .prod_zeros import (check_exact_zeros_in_gradient, check_tiny_entries, short_slice,
                          slice_question)
@@ -165,7 +166,7 @@ def check_zero_slices(function, device, dim=1) -> None:
                     f"ProdOverDim's gradient is right when dim is the last dimension but wrong "
                     f"for dim={dim}: every slice, shift and flip in backward must follow "
                     f"ctx.dim (x[..., :-1] slices the last dim only) {where}",
-                    f"got {mine.tolist()}, expected {true.tolist()}",
+                    f"got {listed(mine, true)}, expected {listed(true, mine)}",
                     mistake="ProdOverDim/last-dim-only")
             entries = x.movedim(dim, -1)[row]
             if kind == "no zero" and torch.allclose(mine, true * entries ** 2):
@@ -261,7 +262,8 @@ def check_scan_direction(function, device) -> None:
                            "dim: the sum of g_o over o >= 0 is all of grad_output's slice; did "
                            "a shift wrap round (roll brings the last entry to the front, where "
                            "a shifted scan needs 0)? (with x of shape (3, 5), dim=1)",
-                           f"got {got[:, 0].tolist()}, expected {truth[:, 0].tolist()}",
+                           f"got {listed(got[:, 0], truth[:, 0])}, "
+                           f"expected {listed(truth[:, 0], got[:, 0])}",
                            mistake="Cumsum/wrong-first-entry")
 
 

@@ -6,7 +6,7 @@ a tolerance takes it for one)."""
 import torch
 
 from ...errors import GradingError
-from .pattern_cases import gradient_for
+from .pattern_cases import gradient_for, listed
 
 
 def short_slice(values: torch.Tensor) -> str:
@@ -74,7 +74,7 @@ def _check_tiny(function, spec, x, where, rtol, grad_output=None) -> None:
     wrong = ~torch.isclose(got, truth, rtol=rtol, atol=0).all(-1)
     if not wrong.any():
         return
-    details = f"got {got.tolist()}\nexpected {truth.tolist()}"
+    details = f"got {listed(got, truth)}\nexpected {listed(truth, got)}"
     as_zero = torch.where(x.abs() < 1e-12, torch.zeros_like(x), x)
     zeroed = grad_output.unsqueeze(1) * torch.stack(
         [torch.cat([row[:c], row[c + 1:]]).prod() for row in as_zero for c in range(4)]

@@ -9,6 +9,7 @@ import torch
 
 from ...checks import make_inputs, run_backward, run_forward
 from ...errors import GradingError
+from .pattern_cases import listed
 
 # (a, b) per dtype: tiny x tiny, both orders, then huge x huge (a * b is 0 or subnormal, then inf)
 ENDS = {torch.float64: ([1e-300, 1e-100, 1e200, 2.0], [1e-100, 1e-300, 1e200, 3.0]),
@@ -35,7 +36,8 @@ def check_range_ends(function, spec, device) -> None:
             grad = grad.detach().to(dtype)
             if torch.isclose(grad, other, rtol=1e-5, atol=0).all():
                 continue
-            details = f"got grad_{name} = {grad.tolist()}, expected {other.tolist()}"
+            details = (f"got grad_{name} = {listed(grad, other)}, "
+                       f"expected {listed(other, grad)}")
             wrong = ~torch.isclose(grad, other, rtol=1e-5, atol=0)
             divided = (values["a"] * values["b"]) / value
             if not torch.isclose(grad, divided, rtol=1e-5, atol=0, equal_nan=True)[wrong].all():

@@ -138,6 +138,29 @@ MISTAKES = [
             _cummax(_SCATTER_ADD.replace("torch.zeros_like(grad_output)",
                                          "grad_output.new_zeros(grad_output.shape)"),
                     forward=_LOOP_FORWARD.replace("COMPARE", ">")), named=True),
+    # learner trial 81 (issue 68): caught, but named only "wrong, largest error" before the probe
+    Mistake("CumMax", "each output's gradient to every earlier entry equal to its running maximum "
+            "(a mask of ties)",
+            "CumMax sends each output's gradient to every entry up to it that equals its running "
+            "maximum", _function("CumMax", '''
+    def forward(ctx, x, dim):
+        values = torch.cummax(x, dim).values
+        ctx.save_for_backward(x, values)
+        ctx.dim = dim
+        return values
+''', '''
+    def backward(ctx, grad_output):
+        x, values = ctx.saved_tensors
+        d = ctx.dim
+        n = x.shape[d]
+        grad = torch.zeros_like(x)
+        for o in range(n):
+            vo = values.narrow(d, o, 1)
+            go = grad_output.narrow(d, o, 1)
+            mask = (x.narrow(d, 0, o + 1) == vo)
+            grad.narrow(d, 0, o + 1).add_(mask * go)
+        return grad, None
+''')),
     Mistake("CumMax", "saves x and recomputes the indices in backward", "CumMax saves its input x",
             _function("CumMax", '''    def forward(ctx, x, dim):
         ctx.save_for_backward(x)

@@ -65,6 +65,8 @@ def test_stub_fails_with_not_implemented():
 
 @pytest.mark.parametrize("name, expected", [
     ("ties to the earliest of equal values (strict >)", "CumMax/ties-to-earliest"),
+    ("each output's gradient to every earlier entry equal to its running maximum (a mask of ties)",
+     "CumMax/gradient-to-every-tie"),
     ("grad_output gathered with the indices (the forward's direction)",
      "CumMax/gathers-with-indices"),
     ("the gradient of each output to its own position", "CumMax/returns-grad-output"),
