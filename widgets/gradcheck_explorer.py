@@ -21,8 +21,9 @@ from . import markup
 from .figures import INK, Frames, css_width, new_figure
 from .functions import display_name, error_summary, input_names
 from .gradcheck_probes import backward_notes, flat_output, float64_copy, floating_outputs
-from .gradcheck_verdict import (AGREES_KIND, ATOL, DISAGREES, LARGEST_EPS, NOISY_KIND,
-                                ROUNDING_ULPS, RTOL, UNJUDGEABLE, Verdict, error_bound, judge)
+from .gradcheck_verdict import (AGREES_KIND, ATOL, CHANGES_INPUT, DISAGREES, LARGEST_EPS,
+                                NOISY_KIND, ROUNDING_ULPS, RTOL, UNJUDGEABLE, Verdict, error_bound,
+                                judge)
 from .gradcheck_words import (AGREES, NOISY, UNJUDGED, WHAT_IT_CHECKS, element_name,
                               failure_html, output_element, precision_words, summary_html)
 from .markup import code
@@ -70,6 +71,9 @@ class JacobianComparison:
     output_dtypes: list[torch.dtype] = field(default_factory=list)
     # central differences at any step: measure(eps) -> one matrix per input
     measure: Callable | None = field(default=None, repr=False, compare=False)
+    # the inputs one call of forward changed in place (version counter or values): central
+    # differences of such a forward cannot be taken, each call moving the input
+    changed: list[str] = field(default_factory=list)
     _measured: dict = field(default_factory=dict, repr=False, compare=False)
     _verdicts: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -127,7 +131,7 @@ class JacobianComparison:
         """The input whose Jacobian disagrees most: one that disagrees beyond the error of
         central differences first, then one they cannot judge, one they judge only at a larger
         step, by the largest difference."""
-        order = (AGREES_KIND, NOISY_KIND, UNJUDGEABLE, DISAGREES)
+        order = (CHANGES_INPUT, AGREES_KIND, NOISY_KIND, UNJUDGEABLE, DISAGREES)
         return max(range(len(self.names)),
                    key=lambda k: (order.index(self.verdict(k).kind), self.max_error(k)))
 
@@ -174,8 +178,13 @@ def compare_jacobians(function, *inputs, eps: float = 1e-6, names=None) -> Jacob
            if isinstance(value, torch.Tensor) and value.is_floating_point()]
     if not wrt:
         raise ValueError("no floating-point tensor input to differentiate")
-    with torch.no_grad():
-        outputs = floating_outputs(function, args)
+    with torch.no_grad():  # on copies: a forward that writes into its input changes only them
+        probe = [value.clone() if isinstance(value, torch.Tensor) else value for value in args]
+        versions = [value._version if isinstance(value, torch.Tensor) else None
+                    for value in probe]
+        outputs = floating_outputs(function, probe)
+    changed = [names[i] for i, (value, after) in enumerate(zip(args, probe))
+               if isinstance(value, torch.Tensor) and _changed(value, after, versions[i])]
     output_shapes = [tuple(o.shape) for o in outputs]
     output_dtypes = [o.dtype for o in outputs]
     entries = sum(math.prod(shape) for shape in output_shapes) * sum(args[i].numel()
@@ -192,7 +201,18 @@ def compare_jacobians(function, *inputs, eps: float = 1e-6, names=None) -> Jacob
                               analytic_jacobian(function, args, wrt),
                               numerical_jacobian(function, args, wrt, eps), eps,
                               [ulps] * len(wrt), output_dtypes,
-                              lambda step: numerical_jacobian(function, args, wrt, step))
+                              lambda step: numerical_jacobian(function, args, wrt, step),
+                              changed=changed)
+
+
+def _changed(before: torch.Tensor, after: torch.Tensor, version: int) -> bool:
+    """Did one call of forward change ``after`` (a copy of ``before`` it was given) in place:
+    its version counter moved, or its shape or values (nan equal to nan) differ?"""
+    if after._version != version or after.shape != before.shape:
+        return True
+    same = (after == before) | (after.isnan() & before.isnan()) if before.is_floating_point() \
+        else after == before
+    return not bool(same.all())
 
 
 class JacobianFigure:
@@ -309,10 +329,13 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
         if comparison is None:
             return
         k = comparison.names.index(which.value)
+        summary.value = summary_html(comparison, k, failed=failure is not None)
+        if comparison.changed:  # central differences of such a forward are no measurement
+            picture.layout.display = "none"
+            return
         drawing.show(comparison, k)
         show_figure(picture, drawing.frames)
         picture.layout.display = None
-        summary.value = summary_html(comparison, k, failed=failure is not None)
 
     recompute()
     comparison = state.get("comparison")

@@ -20,6 +20,9 @@ ROUNDING_ULPS = 4
 
 
 AGREES_KIND, NOISY_KIND, DISAGREES, UNJUDGEABLE = "agrees", "noisy", "disagrees", "unjudgeable"
+# forward changed an input in place: each call moves the input, so central differences of it
+# cannot be taken at all (learner trial 81, issue 68)
+CHANGES_INPUT = "changes-input"
 
 
 @dataclass
@@ -27,7 +30,8 @@ class Verdict:
     """What central differences at step ``eps`` (``numerical``, within ``bound`` of the true
     slope per entry; None where not computed) say of one input's backward: ``kind`` is one of
     AGREES_KIND, NOISY_KIND (agrees only at a step larger than the view's), DISAGREES and
-    UNJUDGEABLE (at no step exact enough, and backward within their error)."""
+    UNJUDGEABLE (at no step exact enough, and backward within their error); CHANGES_INPUT where
+    forward changes an input in place, and no verdict is drawn."""
 
     kind: str
     eps: float
@@ -52,7 +56,9 @@ def judge(comparison, k: int) -> Verdict:
     LARGEST_EPS, whose error bound is within gradcheck's tolerance judges it (agrees, noisy:
     agrees only at a larger step, disagrees); where there is none, backward beyond a bound's
     reach (the tolerance on top) disagrees, else they cannot judge (at the step whose bound
-    is nearest the tolerance)."""
+    is nearest the tolerance). A forward that changes an input in place gets CHANGES_INPUT."""
+    if comparison.changed:  # each call of forward moves its input: no differences to take
+        return Verdict(CHANGES_INPUT, comparison.eps, comparison.numerical[k], None)
     analytic = comparison.analytic[k]
     if comparison.agrees(k) or comparison.measure is None or not analytic.numel():
         return Verdict(AGREES_KIND if comparison.agrees(k) else DISAGREES, comparison.eps,

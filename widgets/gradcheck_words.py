@@ -7,8 +7,8 @@ import math
 import torch
 
 from . import markup
-from .gradcheck_verdict import (AGREES_KIND, ATOL, DISAGREES, LARGEST_EPS, NOISY_KIND, RTOL,
-                                UNJUDGEABLE)
+from .gradcheck_verdict import (AGREES_KIND, ATOL, CHANGES_INPUT, DISAGREES, LARGEST_EPS,
+                                NOISY_KIND, RTOL, UNJUDGEABLE)
 from .markup import code, format_number
 
 
@@ -33,8 +33,9 @@ def output_element(row: int, shapes: list[tuple]) -> str:
     raise IndexError(f"row {row} is past the outputs' {sum(map(math.prod, shapes))} elements")
 
 
-def _worst_words(comparison, k: int, numerical: torch.Tensor) -> str:
-    """The largest |analytic - numerical| of input k, in words."""
+def _worst_entry(comparison, k: int, numerical: torch.Tensor) -> tuple[str, str, str, str]:
+    """The largest |analytic - numerical| of input k: (its size, where, backward's value,
+    central differences' value), in words."""
     name = comparison.names[k]
     error = (comparison.analytic[k] - numerical).abs().nan_to_num(nan=math.inf)
     flat = int(torch.argmax(error)) if error.numel() else 0
@@ -43,9 +44,36 @@ def _worst_words(comparison, k: int, numerical: torch.Tensor) -> str:
     measured = numerical[row, column].item()
     where = (f"d {output_element(row, comparison.output_shapes)} / "
              f"d {element_name(name, column, comparison.input_shapes[k])}")
-    return (f"Largest difference {format_number(abs(analytic - measured))} at "
-            f"{code(where)}: backward gives {format_number(analytic)}, central "
-            f"differences give {format_number(measured)}.")
+    return (format_number(abs(analytic - measured)), code(where), format_number(analytic),
+            format_number(measured))
+
+
+def _worst_words(comparison, k: int, numerical: torch.Tensor, eps: float) -> str:
+    """The largest |analytic - numerical| of input k, central differences taken at step
+    ``eps`` (said, so that a number is never read against heatmaps drawn at another step)."""
+    size, where, analytic, measured = _worst_entry(comparison, k, numerical)
+    return (f"Largest difference at eps = {eps:g}: {size} at {where}: backward gives "
+            f"{analytic}, central differences give {measured}.")
+
+
+def _drawn_words(comparison, k: int) -> str:
+    """Where the verdict's step is not the slider's: the largest difference the heatmaps show,
+    at the slider's eps (learner trial 81: text at one eps beside a picture at another)."""
+    size, where, analytic, measured = _worst_entry(comparison, k, comparison.numerical[k])
+    return (f" The heatmaps are drawn at the slider's eps = {comparison.eps:g}, where the "
+            f"largest difference is {size} at {where}: backward gives {analytic}, central "
+            f"differences give {measured}.")
+
+
+def changed_words(comparison) -> str:
+    """Forward changed an input in place: why central differences cannot be taken."""
+    names = " and ".join(code(n) for n in comparison.changed)
+    return (f"Your forward changed {names} in place (after one call its values or its version "
+            f"counter differ): every call of forward moves its input, so central differences, "
+            f"which call forward again and again at the same x, cannot be taken for such a "
+            f"forward. This view draws no verdict "
+            f"and no heatmaps from them: make forward leave its inputs as it got them "
+            f"(Function contract, rule 5), then look again.")
 
 
 def precision_words(comparison) -> str:
@@ -62,7 +90,11 @@ def summary_html(comparison, k: int, failed: bool = False) -> str:
     self-check, where agreement here is no tick (the failure lies elsewhere)."""
     name = comparison.names[k]
     verdict = comparison.verdict(k)
-    worst = _worst_words(comparison, k, verdict.numerical)
+    if verdict.kind == CHANGES_INPUT:
+        return markup.box("warning", changed_words(comparison))
+    worst = _worst_words(comparison, k, verdict.numerical, verdict.eps)
+    if verdict.eps != comparison.eps:
+        worst += _drawn_words(comparison, k)
     nans = comparison.nans(k)
     if nans:
         worst += (f" {nans} entr{'y' if nans == 1 else 'ies'} of the analytic Jacobian "
@@ -98,6 +130,7 @@ def summary_html(comparison, k: int, failed: bool = False) -> str:
         box = markup.box("warning", f"For {code(name)} backward disagrees with central "
                                     f"differences. {worst} The black outline marks it.")
     words = {AGREES_KIND: "agrees", NOISY_KIND: "agrees at a larger eps",
+             CHANGES_INPUT: "not judged",
              UNJUDGEABLE: "cannot be judged by central differences", DISAGREES: "differs"}
     others = [f"{code(n)} {words[comparison.verdict(i).kind]}"
               for i, n in enumerate(comparison.names)]
@@ -122,6 +155,9 @@ UNJUDGED = ("At no step are central differences of your forward exact enough to 
 def failure_html(comparison, notes: list[str]) -> str:
     """Under a failed self-check, whose message is shown just above (so never repeated here):
     what this view checks and whether it shows that failure; one line where it does not."""
+    if comparison is not None and comparison.changed:
+        return markup.box("warning", f"{WHAT_IT_CHECKS} It cannot check a forward that "
+                                     "changes its input in place (below).")
     if notes:
         listed = "".join(f"<li>{markup.escape(n[0].upper() + n[1:])}</li>" for n in notes)
         return markup.box("warning", f"{WHAT_IT_CHECKS} What your backward returned shows what "

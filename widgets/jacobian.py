@@ -364,8 +364,10 @@ def readout(pair: JacobianPair, function=None, failure: str | None = None) -> tu
         return "error", text
     if failure is None:
         return "ok", text
+    failure = failure.rstrip()
+    stop = "" if failure.endswith((".", "?", "!")) else "."  # a hint may end on a question
     return "note", (f"{text}, at these inputs with every input requiring grad. Your last "
-                    f"self-check still failed: {failure}. The failure is in something this "
+                    f"self-check still failed: {failure}{stop} The failure is in something this "
                     "view does not check (other shapes or edge values, an input alone requiring "
                     "grad, forward's values, what is saved, in-place writes).")
 

@@ -312,3 +312,88 @@ def test_is_a_float64_forward_still_judged_at_the_views_eps(ref):
     assert right.verdict(0).kind == "agrees" and right.verdict(0).eps == 1e-6
     wrong = compare_jacobians(ref.OffByOneEntry, torch.randn(5))
     assert wrong.verdict(0).kind == "disagrees" and wrong.verdict(0).eps == 1e-6
+
+
+class _ScalesItsInput(torch.autograd.Function):
+    """WeightedSum whose forward writes into x1 (x1.mul_(w1)): learner trial 81 (issue 68)."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return x1.mul_(w1).add_(w2 * x2)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return ctx.w1 * grad_output, ctx.w2 * grad_output, None, None
+
+
+class _AddsZeroInPlace(torch.autograd.Function):
+    """Values kept, but forward bumps x's version counter (x.add_(0)): a write all the same."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.add_(0) * 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return 2 * grad_output
+
+
+def test_does_a_forward_that_changes_its_input_get_no_verdict_from_central_differences(ref):
+    """Learner trial 81 (issue 68): WeightedSum with x1.mul_(w1) read 'x1 agrees', blamed the
+    rounding of the forward's digits and drew central differences of 2e5. Each call of such a
+    forward moves its input: does the view say central differences cannot be taken, draw no
+    verdict and no heatmaps from them, and leave the caller's inputs alone?"""
+    from widgets.gradcheck_explorer import failure_html, summary_html
+
+    x1, x2 = torch.randn(4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+    kept = x1.clone()
+    comparison = compare_jacobians(_ScalesItsInput, x1, x2, 0.5, -2.0)
+    assert comparison.changed == ["x1"]
+    assert [comparison.verdict(k).kind for k in range(2)] == ["changes-input"] * 2
+    summary = summary_html(comparison, 0, failed=True)
+    assert "changed <code" in summary and "cannot be taken" in summary
+    for misleading in ("rounding", "agrees", "differs", "Largest difference"):
+        assert misleading not in summary
+    assert "in place" in failure_html(comparison, []) and "disagreement" not in failure_html(
+        comparison, [])
+    view = explore_gradients(_ScalesItsInput, x1, x2, 0.5, -2.0, failure="modified x1")
+    assert view.panes["heatmaps"].layout.display == "none"
+    assert "cannot be taken" in view.panes["summary"].value
+    assert torch.equal(x1, kept)
+    assert compare_jacobians(_AddsZeroInPlace, torch.randn(3)).changed == ["x"]
+    assert compare_jacobians(ref.Square, torch.randn(3)).changed == []
+
+
+class _Float32Square(torch.autograd.Function):
+    """Square's forward in float32 (x.float() ** 2), its backward right: learner trial 81."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.float() ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad_output
+
+
+def test_does_each_largest_difference_say_the_eps_it_was_measured_at():
+    """Learner trial 81 (issue 68): a float32 Square's text said 'largest difference 2.6e-05',
+    measured at eps = 0.01, beside heatmaps drawn at the slider's 1e-6 with differences of 0.03.
+    Does the text give the eps of each number, and the heatmaps' own largest difference?"""
+    from widgets.gradcheck_explorer import summary_html
+    from widgets.markup import format_number
+
+    comparison = compare_jacobians(_Float32Square, torch.tensor([-0.9, 0.3, 2.2, 0.7]))
+    verdict = comparison.verdict(0)
+    assert verdict.eps == 0.01 and comparison.eps == 1e-6
+    summary = summary_html(comparison, 0, failed=True)
+    assert "Largest difference at eps = 0.01: " in summary
+    drawn = f"drawn at the slider's eps = 1e-06, where the largest difference is " \
+            f"{format_number(comparison.max_error(0))}"
+    assert drawn in summary
+    # at the slider's eps where it judges, one number, at that eps
+    right = summary_html(compare_jacobians(_float32_sigmoid(1.0), SIGMOID_X, eps=1e-2), 0)
+    assert "Largest difference at eps = 0.01: " in right and "slider" not in right

@@ -131,6 +131,24 @@ def test_does_a_match_under_a_failed_self_check_get_no_tick(tmp_path, monkeypatc
     assert "✓" not in jacobian_view(wrong, mul, A, B).panes["readout"].value
 
 
+def test_a_failure_ending_on_a_question_is_followed_by_no_full_stop(tmp_path, monkeypatch):
+    """Learner trial 81 (issue 68): a hint ending on a question mark read "...needs no
+    gradient?. The failure is in something...": is it "?" alone, and a plain hint given its
+    full stop?"""
+    from autograder import progress
+    from widgets.jacobian import last_failure, readout
+
+    monkeypatch.chdir(tmp_path)
+    wrong = mistake("BroadcastMul", "ignores needs_input_grad").load()
+    pair = jacobian_pairs(wrong, mul, A, B)[0]
+    progress.record("BroadcastMul", "09_patterns", progress.FAILED,
+                    "which value stands for an input that needs no gradient?")
+    text = readout(pair, wrong, last_failure("BroadcastMul"))[1]
+    assert "?." not in text and "needs no gradient? The failure" in text
+    progress.record("BroadcastMul", "09_patterns", progress.FAILED, "returned a gradient for b")
+    assert "for b. The failure" in readout(pair, wrong, last_failure("BroadcastMul"))[1]
+
+
 def test_a_demo_on_an_unwritten_stub_names_the_stub_not_the_demo():
     """Does a demo subclass of the learner's unwritten Function say which method is still the
     stub (issue 48: "NormalizeWithoutProjection is not implemented yet" named the demo)?"""
