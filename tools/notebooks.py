@@ -22,6 +22,7 @@ from autograder.function_contract import PAGE as CONTRACT_PAGE
 from grader.lessons import COURSE, LESSONS, SOLUTIONS, lesson_names, source_notebook
 from grader.nbgrader_cli import release
 from grader.notebook_format import without_hidden_tests, without_solution_markers
+from grader.releases import stamp
 
 EXECUTION_TIMEOUT = 300
 WIDGETS_SEED_VARIABLE = "WIDGETS_SEED"
@@ -79,9 +80,12 @@ def without_log_clock(notebook: nbformat.NotebookNode) -> None:
 
 
 def learner_notebooks(lessons: list[str]) -> dict[str, nbformat.NotebookNode]:
-    """The learner copy of each lesson, as nbgrader releases it."""
+    """The learner copy of each lesson, as `make release` releases it (stamped with the test
+    cells it holds)."""
     with tempfile.TemporaryDirectory(prefix="course-build-") as scratch:
         released = release({name: source_notebook(name) for name in lessons}, Path(scratch))
+        for path in released.values():
+            stamp(path)
         return {name: nbformat.read(path, as_version=4) for name, path in released.items()}
 
 
