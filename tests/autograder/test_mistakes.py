@@ -221,6 +221,9 @@ def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised(
     # instructor trial 81 (issue 68): insight said "cause not proven" for this one
     pytest.param("SwishFunction", "chain rule's inner factor beta left out of grad_x",
                  "SwishFunction/drops-inner-factor", marks=pytest.mark.lesson04),
+    # review 81 of lesson 13: an operator registered under another name, raw AttributeError before
+    pytest.param("silu_mul", "the operator registered under another name (silu_mul_v2)",
+                 "silu_mul/operator-misnamed", marks=pytest.mark.lesson13),
 ])
 def test_a_catalogued_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does grading a catalogued mistake give its id (written out, picked by phrase, or the

@@ -141,6 +141,11 @@ def check_operator(submission, name: str, example: tuple) -> None:
         raise GradingError(f"{name} calls no custom operator of the {NAMESPACE} namespace: "
                            f'define it with @torch.library.custom_op("{operator}", '
                            "mutates_args=())", mistake=f"{name}/not-a-custom-op")
+    ours = [op for op in dict.fromkeys(called) if op.startswith(f"{NAMESPACE}.")]
+    if not any(op.split(".")[1] == name for op in ours):
+        raise GradingError(f"{name} calls {', '.join(ours)}, but not {operator}, the operator "
+                           "the exercise names: its checks (opcheck, torch.compile) look it up "
+                           "by that name", mistake=f"{name}/operator-misnamed")
     _refuse_triton_op(name, list(dict.fromkeys(called)))
 
 

@@ -33,4 +33,5 @@ MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAK
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
             + ctx_tensors.MISTAKES + mutation_survivors.MISTAKES + silu_mul_answers.MISTAKES
             + rms_norm_rows_answers.MISTAKES + contract_rules.MISTAKES
-            + needed_gradients.MISTAKES + global_cache.MISTAKES)
+            + needed_gradients.MISTAKES + global_cache.MISTAKES
+            + silu_mul_registration.MISTAKES)

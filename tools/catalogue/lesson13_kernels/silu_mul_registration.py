@@ -1,8 +1,8 @@
 """Lesson 13: silu_mul registered in other forms than the lesson's, each correct: a backward
 operator writing into declared out arguments, and the function form of custom_op registered by
-name."""
+name; and registered under a name other than the exercise's, which is wrong."""
 
-from .. import Unusual
+from .. import Mistake, Unusual
 from .common import _edit
 from .silu_mul import SILU_MUL
 from .variants import _ALLOCATE, _CALL, _FAKES
@@ -67,4 +67,13 @@ UNUSUAL = [
                   ("silu_mul.register_autograd(backward, setup_context=setup_context)",
                    'torch.library.register_autograd("autograd_course::silu_mul", backward,\n'
                    '                                setup_context=setup_context)'))),
+]
+
+# a fresh review's first try (review 81): the right operator registered under another name, which
+# the checks that look the operator up by name (opcheck) met only after half a minute, as a raw
+# AttributeError from inside the grader
+MISTAKES = [
+    Mistake("silu_mul", "the operator registered under another name (silu_mul_v2)",
+            "but not autograd_course::silu_mul, the operator the exercise names",
+            SILU_MUL.replace('"autograd_course::silu_mul"', '"autograd_course::silu_mul_v2"')),
 ]
