@@ -92,8 +92,11 @@ BY_HAND_CLAUSE = ("backward derives the gradient itself: no call into autograd, 
                   "*_backward op")
 INPUTS_KEPT_CLAUSE = ("forward leaves its inputs as given however it is called: none of them "
                       "needing a gradient (under torch.no_grad() too), or not leaves")
-RULE_PROPERTIES = ("inputs kept", "late requires grad", "none on every path", "size one", "empty and 0-d",
-                   "by hand", "linear memory", "caller state", "default device")
+FRESH_OUTPUT_CLAUSE = ("forward returns a new tensor whatever the arguments, never an input or "
+                       "a view of one (a factor of one, a term of zero included)")
+RULE_PROPERTIES = ("inputs kept", "late requires grad", "none on every path", "size one",
+                   "empty and 0-d", "fresh output", "by hand", "linear memory", "caller state",
+                   "default device")
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,7 @@ class Domain:
                    "late requires grad": LATE_REQUIRES_GRAD_CLAUSE,
                    "none on every path": NONE_PATHS_CLAUSE, "size one": self.size_one_clause,
                    "empty and 0-d": self.empty_and_scalar_clause,
+                   "fresh output": FRESH_OUTPUT_CLAUSE,
                    "linear memory": self.linear_memory_clause,
                    "by hand": self.by_hand_clause,
                    "caller state": CALLER_STATE_CLAUSE,

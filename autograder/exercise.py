@@ -14,7 +14,7 @@ from .nesting import stopping_endless_backward
 from .outside_ctx import state_watched
 from .output_dtypes import check_output_dtypes
 from .properties import check_domain
-from .untouched import calls_watched
+from .untouched import calls_watched, shares_memory
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,9 @@ class Exercise:
         and so does one whose globals or classes hold more after all the calls than before."""
         devices = grading_devices()
         with (stopping_endless_backward(), precision_findings_last(self.name),
-              calls_watched(self.name, submission), state_placed(submission),
-              state_watched(submission, self.name), self.within()):
+              calls_watched(self.name, submission,
+                            may_return_input=op_returns_input(self.domain)),
+              state_placed(submission), state_watched(submission, self.name), self.within()):
             for device in devices:
                 if self.domain is not None:  # rule 1's dtype, before any backward runs
                     check_output_dtypes(self.domain, submission, device)
@@ -62,6 +63,20 @@ class Exercise:
                    and all(device.type != "cuda" for device in devices))
         message = passed_message(self.name, devices)
         return f"{message}; not exercised without a GPU: {self.domain.cuda}" if untried else message
+
+
+def op_returns_input(domain: Domain | None) -> bool:
+    """The op's reference returns one of its inputs as it is, or a view of one (an identity
+    forward: GradientReversal's x), on the domain's own values."""
+    if domain is None:
+        return False
+    values = domain.values(torch.device("cpu"))
+    with torch.no_grad():
+        outputs = domain.spec.reference(**values)
+    return any(isinstance(output, torch.Tensor) and isinstance(value, torch.Tensor)
+               and shares_memory(output, value)
+               for output in (outputs if isinstance(outputs, tuple) else (outputs,))
+               for value in values.values())
 
 
 def passed_message(name: str, devices) -> str:

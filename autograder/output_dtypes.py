@@ -20,6 +20,7 @@ from .errors import GradingError
 from .function_contract import rule_reference
 from .narrowed import floating_inputs, shapes_of
 from .outside_ctx import _namespaces
+from .precision import HALF_DIGITS, half_step, rounded_to_half
 from .rerun_state import put_back
 
 
@@ -27,14 +28,14 @@ def _name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def _reference_dtypes(domain: Domain, values: dict) -> list | None:
-    """The dtypes of the reference's floating outputs on ``values`` as given (on the CPU, in
-    their own dtype), or None where the reference refuses them."""
+def _reference(domain: Domain, values: dict) -> list | None:
+    """The reference's floating outputs on ``values`` as given (on the CPU, in their own
+    dtype), or None where the reference refuses them."""
     given = {name: value.detach().cpu() if isinstance(value, torch.Tensor) else value
              for name, value in values.items()}
     try:
         with torch.no_grad():
-            return [o.dtype for o in floating_outputs(domain.spec.reference(**given))]
+            return [o.detach() for o in floating_outputs(domain.spec.reference(**given))]
     except Exception:  # noqa: BLE001 - a dtype the reference does not take on the CPU
         return None
 
@@ -55,9 +56,10 @@ def _check(domain: Domain, submission, device: torch.device) -> None:
         values = domain.values(device, dtype=dtype)
         if not floating_inputs(values):
             continue
-        want = _reference_dtypes(domain, values)
-        if not want:
+        reference = _reference(domain, values)
+        if not reference:
             continue
+        want = [o.dtype for o in reference]
         try:
             output = submission.apply(*fresh_leaves(values).values())
         except Exception:  # noqa: BLE001 - the battery names what forward raised
@@ -67,6 +69,8 @@ def _check(domain: Domain, submission, device: torch.device) -> None:
             return  # the output count is the battery's to name
         for index, (have, expected) in enumerate(zip(got, want)):
             if not torch.finfo(have).eps > torch.finfo(expected).eps:
+                _check_not_half(name, floating_outputs(output)[index], reference[index], dtype,
+                                values)
                 continue  # as wide or wider: the value checks name it, reading forward first
             raise GradingError(
                 f"{name}.forward returned {_name(have)} for {_name(dtype)} inputs, where the op "
@@ -74,3 +78,17 @@ def _check(domain: Domain, submission, device: torch.device) -> None:
                 f"output {index} of {len(got)}; autograd hands backward a grad_output of the "
                 f"output's dtype ({_name(have)})", case=shapes_of(values),
                 mistake=f"{name}/wrong-output-dtype")
+
+
+def _check_not_half(name: str, output: torch.Tensor, reference: torch.Tensor,
+                    dtype: torch.dtype, values: dict) -> None:
+    """A float32 output of float32's dtype whose every value is a float16 (or bfloat16) number,
+    near the reference: forward computed it narrower and cast back."""
+    got = output.detach().cpu()
+    if (got.dtype != torch.float32 or got.shape != reference.shape
+            or not torch.allclose(got, reference, rtol=HALF_DIGITS.rtol, atol=HALF_DIGITS.atol)):
+        return
+    if (half := rounded_to_half(got, reference)) is not None:
+        raise GradingError(half_step(f"{name}'s output", got, half).replace(
+            "a step ran in", f"{name}.forward ran a step in", 1),
+            mistake=f"{name}/{_name(half)}-step")

@@ -27,10 +27,15 @@ FLOAT32_STEP = ("a step ran in float32 (a tensor made without dtype=, a .float()
                 "step of a float64 input in float64")
 
 
+# what a float32 result with one step in float16 or bfloat16 still meets
+HALF_DIGITS = Tolerance(1e-2, 1e-5)
+
+
 @dataclass(frozen=True)
 class _Finding:
     hint: str
     proven: bool  # every value a float32 number: a float32 step, not a guess
+    kind: str = ""  # the mistake's kind where it is not float32-step or lost-float64-digits
 
 
 # (the exercise graded, the findings held back, or None to raise them at once)
@@ -85,7 +90,7 @@ def precision_findings_now():
 def _raise(name: str, finding: _Finding):
     """A proven finding is a float32 step; the other still proves float64's digits were lost
     (five digits right, far outside float64's precision), which step lost them is a guess."""
-    kind = "float32-step" if finding.proven else "lost-float64-digits"
+    kind = finding.kind or ("float32-step" if finding.proven else "lost-float64-digits")
     raise GradingError(finding.hint, mistake=f"{name}/{kind}" if name else "")
 
 
@@ -110,6 +115,30 @@ def rounded_to_float32(got: torch.Tensor, expected: torch.Tensor) -> bool:
             and not torch.allclose(got, expected, rtol=1e-10, atol=1e-12 * scale))
 
 
+def rounded_to_half(got: torch.Tensor, expected: torch.Tensor) -> torch.dtype | None:
+    """float16 or bfloat16 where every value of a float32 ``got`` is a number of that dtype and
+    none of the truth's values that matter is: a step ran in that dtype."""
+    if got.dtype != torch.float32 or got.shape != expected.shape or expected.numel() == 0:
+        return None
+    scale = expected.abs().max().item()
+    significant = expected.abs() > 1e-3 * scale
+    for half in (torch.bfloat16, torch.float16):  # a bfloat16 number is mostly a float16 one
+        has_digits = significant & (expected != expected.to(half).float())
+        if (torch.equal(got, got.to(half).float()) and bool(has_digits.any())
+                and bool((got[significant] != 0).all())):
+            return half
+    return None
+
+
+def half_step(label: str, got: torch.Tensor, half: torch.dtype) -> str:
+    """The first line for ``rounded_to_half``'s finding."""
+    name = str(half).removeprefix("torch.")
+    return (f"every value of {label} is exactly a {name} number, where the truth has float32's "
+            f"digits: a step ran in {name} (a .half(), a .to({name}), autocast, a {name} "
+            "buffer) and the digits it dropped do not come back: keep every step of a float32 "
+            f"input in float32 ({_of(label, got)}) {rule_reference('values')}")
+
+
 def _of(label: str, got: torch.Tensor) -> str:
     """'grad_x of shape (5,), float64': what the finding was seen on."""
     return f"{label} of shape {tuple(got.shape)}, {str(got.dtype).removeprefix('torch.')}"
@@ -121,6 +150,8 @@ def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, comput
     only fault it shows is precision (noted), so the caller's other diagnoses do not apply.
     ``within``: ``got`` met the caller's tolerance; ``where()``: the largest error's place
     (called only for the note that quotes it: finding it costs more than the comparison)."""
+    if computed_in == torch.float32 and got.dtype == torch.float32:
+        return _note_half(label, got, expected, within)
     if computed_in != torch.float64 or got.dtype != torch.float64:
         return within
     near = within or (got.shape == expected.shape and torch.allclose(
@@ -140,3 +171,14 @@ def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, comput
                        f"contract has none ({_of(label, got)}) {rule_reference('values')}",
                        proven=False))
     return True
+
+
+def _note_half(label: str, got: torch.Tensor, expected: torch.Tensor, within: bool) -> bool:
+    """note_precision for a float32 result: a step in float16 or bfloat16 noted."""
+    near = within or (got.shape == expected.shape and torch.allclose(
+        got, expected, rtol=HALF_DIGITS.rtol, atol=HALF_DIGITS.atol))
+    if near and (half := rounded_to_half(got, expected)) is not None:
+        _note(_Finding(half_step(label, got, half), proven=True,
+                       kind=f"{str(half).removeprefix('torch.')}-step"))
+        return True
+    return within

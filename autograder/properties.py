@@ -5,7 +5,9 @@ cases. Each runs forward and backward against the float64 reference and names it
 
 Then the Function contract's rules (``autograder.function_contract``) that no exercise's
 battery owns, the same for every exercise: the inputs left as given however forward is called,
-``requires_grad`` changed after forward, ``None`` on every path, dimensions of size 1, empty and 0-d inputs, backward by hand and in linear memory, the caller's state, the default device. Each failure's first
+``requires_grad`` changed after forward, ``None`` on every path, dimensions of size 1, empty and
+0-d inputs, a new output at the arguments a shortcut fires on, backward by hand and in linear
+memory, the caller's state, the default device. Each failure's first
 line says what it tried and ends with the rule's reference."""
 
 import itertools
@@ -31,13 +33,15 @@ from .linear_memory import check_linear_memory
 from .by_hand import check_by_hand
 from .twice import check_backward_twice
 from .returned_dtypes import check_returned_dtypes
+from .fresh_output import check_fresh_output
 
 # the rules' checks, by property name: their own first lines end with the rule's reference, so
 # no case() wraps them
 RULE_CHECKS = {"inputs kept": check_inputs_kept,
                "late requires grad": check_requires_grad_fixed_at_forward,
                "none on every path": check_none_on_every_path, "size one": check_size_one,
-               "empty and 0-d": check_empty_and_scalar, "by hand": check_by_hand,
+               "empty and 0-d": check_empty_and_scalar, "fresh output": check_fresh_output,
+               "by hand": check_by_hand,
                "linear memory": check_linear_memory,
                "caller state": check_caller_state, "default device": check_default_device}
 

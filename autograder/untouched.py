@@ -10,8 +10,8 @@ allocation a probe could count) before and after each call:
 - forward must leave its tensor inputs unchanged, except one it returns (``mark_dirty``'s
   in-place contract);
 - backward must leave grad_output unchanged, and the forward's inputs too;
-- forward returns no tensor input itself unless it marked it dirty: the caller's output would
-  share that input's memory, where the op returns a new tensor (rule 1);
+- forward returns no tensor input itself unless it marked it dirty, nor a view of one: the
+  caller's output would share that input's memory, where the op returns a new tensor (rule 1);
 - neither sets a Python attribute on a tensor it was given or returns (``x.calls = 1``,
   ``grad_output.seen = True``): state kept on a tensor outlives the call, where rule 4 wants it
   on ``ctx``; the tensors' ``__dict__`` are compared, key by key.
@@ -36,8 +36,9 @@ from .mistakes import mistake_of
 class _Watch:
     """One exercise's run: the first write seen, and each ctx's inputs (held weakly)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, may_return_input: bool):
         self.name = name
+        self.may_return_input = may_return_input  # the op's own value is an input (identity)
         self.found: GradingError | None = None
         self.inputs: dict = {}  # weakref(ctx) -> [(input name, weakref(tensor))]
 
@@ -61,6 +62,18 @@ class _Watch:
 
 
 _active: ContextVar[_Watch | None] = ContextVar("calls_watched", default=None)
+# what a check says of the calls it makes ("every floating input all ones"), quoted by a note
+_calls_described: ContextVar[str] = ContextVar("calls_described", default="")
+
+
+@contextmanager
+def calls_described(words: str):
+    """Inside the block, a note of forward's returned input quotes ``words`` as its call."""
+    token = _calls_described.set(words)
+    try:
+        yield
+    finally:
+        _calls_described.reset(token)
 
 
 def _version(tensor: torch.Tensor) -> int | None:
@@ -188,26 +201,49 @@ def _forward(function: type, forward):
 # Exercises whose op may return its input as it came, where a Function returning it is the op:
 # an identity forward (autograd's view of x is x.view_as(x)), a checkpoint of a function that
 # returns its input
-OP_MAY_RETURN_INPUT = frozenset({"GradientReversal", "CheckpointFunction",
+OP_MAY_RETURN_INPUT = frozenset({"GradientReversal", "ClipGradientNorm", "CheckpointFunction",
                                  "checkpoint_sequential"})
 
 
 def _note_returned_input(watch, function: type, named: list, returned: tuple, ctx) -> None:
     """Rule 1: forward returned one of its tensor inputs itself, not marked dirty (lesson 07's
-    in-place contract). Autograd then hands the caller a view of that input, sharing its memory,
-    where the op returns a new tensor."""
-    if watch.name in OP_MAY_RETURN_INPUT:
+    in-place contract), or a view of one (x.view_as(x), x.unsqueeze(0), x[...]). Either way the
+    caller's output shares that input's memory, where the op returns a new tensor."""
+    if watch.name in OP_MAY_RETURN_INPUT or watch.may_return_input:
         return
     dirty = getattr(ctx, "dirty_tensors", None) or ()
     for name, tensor in named:
-        if (any(tensor is out for out in returned)
-                and not any(tensor is marked for marked in dirty)):
+        if any(tensor is marked for marked in dirty):
+            continue
+        call = f"{name} {_described(tensor)}" + (f"; {said}" if (said := _calls_described.get())
+                                                 else "")
+        if any(tensor is out for out in returned):
             watch.note(f"{function.__name__}.forward returned its input {name} itself on one of "
-                       f"the grader's calls ({name} {_described(tensor)}): autograd then hands "
+                       f"the grader's calls ({call}): autograd then hands "
                        f"the caller a view of {name}, sharing its memory, where the op returns a "
                        "new tensor "
                        f"{rule_reference('values')}", "returns-input")
             return
+        if any(isinstance(out, torch.Tensor) and shares_memory(out, tensor) for out in returned):
+            watch.note(f"{function.__name__}.forward returned a view of its input {name} on one "
+                       f"of the grader's calls ({call}): a view "
+                       f"({name}.view_as({name}), a reshape, an unsqueeze, an index) shares "
+                       f"{name}'s memory, so a write into the caller's output changes {name}, "
+                       "where the op returns a new tensor whatever the arguments "
+                       f"{rule_reference('values')}", "returns-input-view")
+            return
+
+
+def shares_memory(one: torch.Tensor, other: torch.Tensor) -> bool:
+    """``one`` and ``other`` are views of the same memory (neither empty)."""
+    if one.device != other.device:
+        return False
+    try:
+        storage = one.untyped_storage()
+        return (storage.nbytes() > 0 and storage.data_ptr() != 0
+                and storage.data_ptr() == other.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError, TypeError):  # no storage: a functorch wrapper
+        return False
 
 
 def _setup_context(function: type, setup_context):
@@ -284,10 +320,12 @@ def functions_of(submission) -> list[type]:
 
 
 @contextmanager
-def calls_watched(name: str, submission):
+def calls_watched(name: str, submission, *, may_return_input: bool = False):
     """While the block runs, every call of the autograd.Functions ``submission`` is or uses is
-    watched for writes into what it was given; the first is raised at the end of the block."""
-    watch = _Watch(name)
+    watched for writes into what it was given; the first is raised at the end of the block.
+    ``may_return_input``: the op returns an input as it is (an identity forward), so forward
+    may too."""
+    watch = _Watch(name, may_return_input)
     token = _active.set(watch)
     restore = [_patch(function) for function in functions_of(submission)]
     try:

@@ -46,6 +46,10 @@ def test_the_domain_implies_every_rule():
                        + PRODUCT_GATED, "x, y"),
      "returned a tensor of zeros for y, which needs no gradient, with a grad_output of zeros",
      "gradients"),
+    (PRODUCT, function("Product", "ctx.save_for_backward(x, y)\nif (x == 1).all():\n"
+                                  "    return y.view_as(y)\nreturn x * y",
+                       PRODUCT_READ + PRODUCT_GATED, "x, y"),
+     "Product.forward returned a view of its input y", "values"),
     (MY_TANH, function("MyTanh", "x.calls = getattr(x, 'calls', 0) + 1\n" + TANH_FORWARD,
                        TANH_READ + "return g * (1 - y * y)"),
      "MyTanh.forward set x.calls on its input x: keep state on ctx", "ctx"),

@@ -33,3 +33,16 @@ def test_a_forward_that_raises_is_left_to_the_battery():
     check_output_dtypes(SQUARE_DOMAIN, function("Square", "raise RuntimeError('mine')",
                                                 "return g"), CPU)
     assert torch.float64 in SQUARE_DOMAIN.dtypes
+
+
+def test_a_float32_output_computed_in_float16_is_named(raises_hint):
+    """Rule 1: every value of a float32 output a float16 (or bfloat16) number, near the truth:
+    forward ran narrower and cast back (a square's zeros at tiny x once read as a backward
+    threshold). Named before backward runs; a float32 forward passes."""
+    for half, name in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+        forward = f"return (x.to(torch.{name}) ** 2).to(x.dtype)"
+        with raises_hint(f"every value of Square's output is exactly a {name} number") as info:
+            check_output_dtypes(SQUARE_DOMAIN, function("Square", forward, "return 2 * g"), CPU)
+        assert f"Square.forward ran a step in {name}" in str(info.value)
+        assert info.value.mistake == f"Square/{name}-step"
+    check_output_dtypes(SQUARE_DOMAIN, function("Square", "return x * x", "return 2 * g"), CPU)

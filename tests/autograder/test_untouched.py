@@ -314,3 +314,44 @@ def test_an_input_returned_itself_fails_rule_1_and_is_named():
         assert verdict.message.startswith(f"{function.__name__}.forward returned its input x "
                                           "itself on one of the grader's calls (x of shape (0,)")
         assert "rule 1" in verdict.message.splitlines()[0]
+
+
+class DoubleReturningViewWhenEmpty(Double):
+    """Wrong: returns a view of x when it has no entries, x.view_as(x) ("nothing to double")."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x) if x.numel() == 0 else 2 * x
+
+
+class DoubleReturningViewOfOne(Double):
+    """Wrong: returns a view of x when x holds a single entry, x.reshape(x.shape)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.reshape(x.shape) if x.numel() == 1 else 2 * x
+
+
+def test_a_view_of_an_input_returned_fails_rule_1_and_is_named():
+    """A view shares the input's memory as the input itself does: a write into the caller's
+    output changes the input. Named as a view, on the call where it happens; a view of an
+    empty input shares no memory and is no alias."""
+    assert _verdict(DoubleReturningViewWhenEmpty, _calls([3, 0, 4])).passed
+    verdict = _verdict(DoubleReturningViewOfOne, _calls([3, 1, 4]))
+    assert verdict.mistake == "WatchedDouble/returns-input-view"
+    assert verdict.message.startswith("DoubleReturningViewOfOne.forward returned a view of its "
+                                      "input x on one of the grader's calls (x of shape (1,)")
+    assert "rule 1" in verdict.message.splitlines()[0]
+
+
+def test_an_identity_op_may_return_its_input():
+    """An op whose reference returns its input (an identity forward) may be answered by a
+    view of it: judged from the reference, so an instructor's own identity op passes too."""
+    from autograder.domain import Domain, sampled
+    from autograder.exercise import op_returns_input
+    from autograder.spec import Spec
+    identity = Spec("Identity", ("x",), lambda x: x)
+    doubled = Spec("Double", ("x",), lambda x: 2 * x)
+    assert op_returns_input(Domain(identity, sampled(identity, {"x": (3,)})))
+    assert not op_returns_input(Domain(doubled, sampled(doubled, {"x": (3,)})))
+    assert not op_returns_input(None)

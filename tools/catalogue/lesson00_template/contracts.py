@@ -23,6 +23,7 @@ SQUARE_RULES = {
                "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack",
                "Square/narrows-large-input": "float32 arithmetic when x has 10,000 entries or "
                                              "more",
+               "Square/float16-step": "forward in float16 for float32 x, cast back",
                "case:transposed inputs": "x flattened with .view(-1) in forward",
                "case:view size is not compatible": "grad_output flattened with .view(-1)"},
     "by-hand": {"Square/builds-jacobian":
@@ -59,7 +60,8 @@ WEIGHTED_SUM_RULES = {
                "WeightedSum/fails-on-empty-input":
                    "entries weighted in a Python loop, torch.stack",
                "case:transposed inputs": "x1 and x2 flattened with .view(-1) in forward",
-               "WeightedSum/returns-input": "x1 itself returned when w1 = 1 and w2 = 0"},
+               "WeightedSum/returns-input": "x1 itself returned when w1 = 1 and w2 = 0",
+               "WeightedSum/returns-input-view": "x1.view_as(x1) returned when w1 = 1 and w2 = 0"},
     "gradients": {"WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
                   "WeightedSum/wrong-gradient-count": "two gradients for four inputs",
                   "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"},
@@ -95,6 +97,7 @@ OUTER_CLAUSES = (
 )
 OUTER_RULES = {
     "values": {"Outer/narrows-large-input": "grad_v rounded through float32 when m > 64",
+               "Outer/returns-input-view": "v.unsqueeze(0) when u is [1.0]",
                "case:column slice inputs": "u spread down the rows with as_strided, stride 1",
                "case:view size is not compatible": "grad_output flattened with .view(-1)"},
     "gradients": {"Outer/computes-frozen-gradient": "ignores needs_input_grad",

@@ -196,6 +196,16 @@ MISTAKES = [
             _outer(READ_UV + "        grad_v = u @ grad_output if ctx.needs_input_grad[1] "
                    "else None\n        grad_u = grad_output.mul_(v).sum(1) if "
                    "ctx.needs_input_grad[0] else None\n        return grad_u, grad_v")),
+    # a fresh review's answer (o11): "u = [1] multiplies by one"; the caller's output is a
+    # view of v, a write into it changes v (rule 1)
+    Mistake("Outer", "v.unsqueeze(0) when u is [1.0]",
+            "Outer.forward returned a view of its input v",
+            _outer(READ_UV + "        return (grad_output @ v if ctx.needs_input_grad[0] else None,\n"
+                   "                u @ grad_output if ctx.needs_input_grad[1] else None)",
+                   "        ctx.save_for_backward(u, v)\n"
+                   "        if u.numel() == 1 and u.item() == 1.0:\n"
+                   "            return v.unsqueeze(0)\n"
+                   "        return torch.outer(u, v)")),
 ]
 
 # found by reviewers: saved views, and None saved for an input no gradient reads

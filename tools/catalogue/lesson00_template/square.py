@@ -114,6 +114,13 @@ MISTAKES = [
     Mistake("Square", "grad_output multiplied in place",
             "Square's backward modified grad_output in place",
             _square(SAVE_X, READ_X + "        grad_output *= 2 * x\n        return grad_output")),
+    # a fresh review's answer (s11): "half precision is enough for a square"; its output's
+    # zeros at tiny x once looked like a backward threshold
+    Mistake("Square", "forward in float16 for float32 x, cast back",
+            "every value of Square's output is exactly a float16 number",
+            _square("        ctx.save_for_backward(x)\n"
+                    "        return (x.half() ** 2).to(x.dtype) if x.dtype == torch.float32 "
+                    "else x ** 2", READ_X + "        return grad_output * 2 * x")),
 ]
 
 # found by reviewers: more correct forms

@@ -332,4 +332,14 @@ class WeightedSum(torch.autograd.Function):
         n1, n2 = ctx.needs_input_grad[:2]
         return (g * ctx.w1 if n1 else None, g * ctx.w2 if n2 else None, None, None)
 """),
+    # a fresh review's answer (w5b): the same shortcut through a view, sharing x1's memory
+    Mistake("WeightedSum", "x1.view_as(x1) returned when w1 = 1 and w2 = 0",
+            "WeightedSum.forward returned a view of its input x1",
+            _weighted("        return (grad_output * ctx.w1 if ctx.needs_input_grad[0] else None,\n"
+                      "                grad_output * ctx.w2 if ctx.needs_input_grad[1] else None,"
+                      " None, None)",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        if w1 == 1 and w2 == 0:\n"
+                      "            return x1.view_as(x1)\n"
+                      "        return w1 * x1 + w2 * x2")),
 ]
