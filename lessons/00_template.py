@@ -492,11 +492,14 @@ compare_all(predicted_shift, {
 # own contract:
 #
 # - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
-#   `w2`, 0 included, with every digit of each weight.
+#   `w2`, 0 included, with every digit of each weight;
+# - forward saves only what the gradients read: a saved tensor is held in memory until backward
+#   runs.
 #
 # Two things are new since `Square`: four inputs, and two of them are Python floats, as `c` was
-# in `shift`. Derive both gradients on paper, decide from them which inputs backward reads and
-# how it keeps every digit of each weight, then write your answer and run it. Where an attempt
+# in `shift`. Derive both gradients on paper, decide from them which inputs backward reads (so
+# what forward saves) and how it keeps every digit of each weight, then write your answer and
+# run it. Where an attempt
 # breaks a rule, torch's error or the self-check's first line says which.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>

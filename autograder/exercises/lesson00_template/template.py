@@ -24,7 +24,7 @@ from .weights import (WEIGHTED_SUM, _check_weighted, _weighted_values,  # noqa: 
                       check_no_state_on_inputs, check_one_ctx_per_call_weights,
                       check_gradient_count, check_tiny_weights,
                       check_weight_special_cases,
-                      check_every_digit, check_weights_kept_as_floats,
+                      check_every_digit, check_saves_no_input, check_weights_kept_as_floats,
                       check_weights_not_rounded,
                       check_weights_not_swapped)
 from ..shared.jacobian_memory import check_backward_memory_linear
@@ -164,8 +164,10 @@ def weighted_sum_full(WeightedSum, device) -> None:
                         for shape in EMPTY_SHAPES], "x1 and x2")
     covers("empty inputs")
     gradcheck_named(function, WEIGHTED_SUM, _weighted_values((3,), device))
-    # "every digit of each weight": last, so every earlier check names what it names first
+    # "every digit of each weight", then what is saved: last, so every earlier check names
+    # what it names first
     check_every_digit(function, device)
+    check_saves_no_input(function, device)
 
 
 # 2.0: a weight compared with a round number (w == 2) between the other points
@@ -190,7 +192,7 @@ EXERCISES = [
     Exercise("WeightedSum", "00_template", weighted_sum_full,
              contract=("memory linear in the sizes", "a weight of 0", "tiny weights",
                        "one value per input", "0-d inputs",
-                       "empty inputs", "float32"),
+                       "empty inputs", "float32", "saves only what the gradients read"),
              example=lambda: tuple(_weighted_values((4,), "cpu").values()),
              domain=WEIGHTED_SUM_DOMAIN),
 ]

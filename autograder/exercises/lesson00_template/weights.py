@@ -1,5 +1,6 @@
 """Lesson 00: WeightedSum's weights, Python floats: each call's own, never swapped, never
-rounded through a narrower dtype, never dropped when tiny or 0, never a tensor on ctx."""
+rounded through a narrower dtype, never dropped when tiny or 0, never a tensor on ctx; and no
+input saved, since neither gradient reads one."""
 
 import torch
 
@@ -184,6 +185,22 @@ def check_weights_kept_as_floats(forward, values: dict) -> None:
                         f"{path}: {name} is a Python float: keep it as one, a plain attribute "
                         f"(ctx.{name} = {name}); backward needs no tensor from forward here "
                         + rule_reference("ctx"), mistake="WeightedSum/weight-as-tensor-on-ctx")
+
+
+def check_saves_no_input(function, device) -> None:
+    """The gradients w1 * grad_output and w2 * grad_output read no input: a saved x1 or x2 is
+    memory held to backward for nothing (the contract: forward saves only what they read)."""
+    values = _weighted_values((3, 4), device, 0.5, -2.0, seed=23)
+    forward = run_forward(function, WEIGHTED_SUM, make_inputs(values))
+    saved = [s.role.removeprefix("input ") for s in forward.saved if s.role.startswith("input ")]
+    if saved:
+        names = " and ".join(dict.fromkeys(saved))
+        raise GradingError(
+            f"WeightedSum saved {names} for backward, which neither gradient reads: a saved "
+            "tensor is held in memory until backward runs (for every layer of a model at "
+            "once); the contract: forward saves only what the gradients read",
+            mistake="WeightedSum/saves-unread-input")
+    covers("saves only what the gradients read")
 
 
 def _check_weighted(function, values: dict):

@@ -46,7 +46,7 @@ SQUARE_RULES = {
 
 WEIGHTED_SUM_CLAUSES = (
     Clause("the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats "
-           "`w1` and `w2`, 0 included, with every digit of each weight.",
+           "`w1` and `w2`, 0 included, with every digit of each weight;",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
@@ -54,6 +54,10 @@ WEIGHTED_SUM_CLAUSES = (
             "WeightedSum/drops-tiny-weight": "weights below 1e-7 taken for 0",
             "WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant",
             "WeightedSum/rounds-weight": "weights rounded to 12 decimals"}),
+    Clause("forward saves only what the gradients read: a saved tensor is held in memory until "
+           "backward runs.",
+           {"WeightedSum/saves-unread-input":
+                "x1 and x2 saved though no gradient reads them, floats on ctx"}),
 )
 WEIGHTED_SUM_RULES = {
     "values": {"WeightedSum/wrong-gradient-shape": "grad_output squeezed",

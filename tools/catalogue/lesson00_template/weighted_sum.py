@@ -43,15 +43,6 @@ class WeightedSum(torch.autograd.Function):
         n1, n2, _, _ = ctx.needs_input_grad
         return (g * ctx.w[0] if n1 else None, g * ctx.w[1] if n2 else None, None, None)
 """),
-    # a learner who tries save_for_backward first (the page asks them to) and keeps x1 and x2
-    # though no gradient reads them: the contract bounds no memory here, so it is correct
-    Unusual("WeightedSum", "x1 and x2 saved though no gradient reads them, floats on ctx",
-            _weighted("        x1, x2 = ctx.saved_tensors\n"
-                      "        need_x1, need_x2 = ctx.needs_input_grad[:2]\n"
-                      "        return (grad_output * ctx.w1 if need_x1 else None,\n"
-                      "                grad_output * ctx.w2 if need_x2 else None, None, None)",
-                      "        ctx.save_for_backward(x1, x2)\n        ctx.w1, ctx.w2 = w1, w2\n"
-                      "        return w1 * x1 + w2 * x2")),
     # PyTorch's own AddBackward passes the incoming gradient on unchanged
     Unusual("WeightedSum", "grad_output itself, unscaled, for a weight of 1",
             _weighted("        out = [None, None]\n"
@@ -332,6 +323,16 @@ class WeightedSum(torch.autograd.Function):
         n1, n2 = ctx.needs_input_grad[:2]
         return (g * ctx.w1 if n1 else None, g * ctx.w2 if n2 else None, None, None)
 """),
+    # a learner who saves as Square did, though no gradient reads x1 or x2 (fresh review 81:
+    # with the floats' design shown by shift, what to save is this exercise's decision)
+    Mistake("WeightedSum", "x1 and x2 saved though no gradient reads them, floats on ctx",
+            "WeightedSum saved x1 and x2 for backward, which neither gradient reads",
+            _weighted("        x1, x2 = ctx.saved_tensors\n"
+                      "        need_x1, need_x2 = ctx.needs_input_grad[:2]\n"
+                      "        return (grad_output * ctx.w1 if need_x1 else None,\n"
+                      "                grad_output * ctx.w2 if need_x2 else None, None, None)",
+                      "        ctx.save_for_backward(x1, x2)\n        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return w1 * x1 + w2 * x2")),
     # a fresh review's answer (w5b): the same shortcut through a view, sharing x1's memory
     Mistake("WeightedSum", "x1.view_as(x1) returned when w1 = 1 and w2 = 0",
             "WeightedSum.forward returned a view of its input x1",
