@@ -1,6 +1,7 @@
 """The two calls a notebook makes: ``self_check`` (visible) and ``grade`` (hidden tests)."""
 
 import functools
+import linecache
 import warnings
 
 from . import dependencies, mistakes, progress
@@ -29,10 +30,13 @@ def self_check(name: str, submission) -> None:
     still propagates, so the cell fails, but a notebook shows it in a few lines, the hint first
     (``autograder.failure``)."""
     exercise = _exercise(name)
+    caught: list = []
     try:
-        with known_state():
+        with known_state(), warnings.catch_warnings(record=True) as caught:
             devices = dependencies.run(exercise, submission, EXERCISES)
     except Exception as error:
+        # the warnings below the verdict, then any view: registered first, run first
+        _after_this_cell(functools.partial(show_warnings, caught))
         if isinstance(error, NotImplementedError) and not str(error).strip():  # the stub's
             progress.record(name, exercise.lesson, progress.NOT_STARTED)
         elif isinstance(error, GradingError):
@@ -44,6 +48,29 @@ def self_check(name: str, submission) -> None:
         raise
     progress.record(name, exercise.lesson, progress.PASSED)
     show_pass(exercise.passed_message(devices))
+    show_warnings(caught)
+
+
+WARNINGS_HEADER = "Warnings raised while the self-check ran your code (each shown once):"
+
+
+def show_warnings(caught: list) -> None:
+    """Print the warnings a self-check's battery raised (the learner's ``x.T`` on a 3-D x,
+    say), each once, after its verdict: printed as they came, they stood above the verdict,
+    whose line must come first. Nothing when there were none."""
+    seen = {}
+    for message in caught:
+        key = (message.category, str(message.message), message.filename, message.lineno)
+        seen.setdefault(key, message)
+    if not seen:
+        return
+    lines = [WARNINGS_HEADER]
+    for message in seen.values():
+        lines.append(f"  {message.filename}:{message.lineno}: {message.category.__name__}: "
+                     f"{message.message}")
+        if (source := linecache.getline(message.filename, message.lineno).strip()):
+            lines.append(f"      {source}")
+    print("\n".join(lines), flush=True)
 
 
 def quick_check(name: str, submission) -> None:

@@ -174,3 +174,60 @@ class TestReportAndGrade:
         originals = (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward)
         grading.verdict("MySigmoid", mistake("MySigmoid", "asks autograd inside backward"))
         assert (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward) == originals
+
+
+def _warning_square():
+    """Lesson 00's Square, whose forward warns on every call, as a learner's ``x.T`` on a
+    3-D x does."""
+    base = solution("Square")
+
+    class Square(base):
+        @staticmethod
+        def forward(ctx, x):
+            import warnings
+            warnings.warn("a warning of the learner's own", UserWarning)
+            return base.forward(ctx, x)
+
+    return Square
+
+
+class TestWarningsBelowTheVerdict:
+    """A warning the learner's code raises during a self-check is shown once, after the verdict:
+    the verdict is always the first line (learner trial 82: x.T's deprecation warning stood
+    above the cross)."""
+
+    def test_a_pass_comes_first_then_each_warning_once(self, capsys):
+        grading.self_check("Square", _warning_square())
+        captured = capsys.readouterr()
+        lines = captured.out.splitlines()
+        assert lines[0].startswith("✓ Square passes")
+        assert lines[1] == grading.WARNINGS_HEADER
+        assert captured.out.count("UserWarning: a warning of the learner's own") == 1
+        assert "UserWarning: a warning of the learner's own" in lines[2]
+        assert "warnings.warn(" in lines[3]  # the learner's line that raised it
+        assert "a warning of the learner's own" not in captured.err
+
+    def test_a_failure_shows_them_after_its_hint_before_any_view(self, monkeypatch, capsys):
+        later = []
+        monkeypatch.setattr(grading, "_after_this_cell", later.append)
+        wrong = mistake("Square", "constant factor 5x")
+
+        class Square(wrong):
+            @staticmethod
+            def forward(ctx, x):
+                import warnings
+                warnings.warn("a warning of the learner's own", UserWarning)
+                return wrong.forward(ctx, x)
+
+        with pytest.raises(GradingError):
+            grading.self_check("Square", Square)
+        assert capsys.readouterr().out == ""  # nothing before the cell shows its hint
+        assert later[0].func is grading.show_warnings  # then the warnings, first
+        later[0]()
+        out = capsys.readouterr().out
+        assert out.startswith(grading.WARNINGS_HEADER)
+        assert out.count("UserWarning: a warning of the learner's own") == 1
+
+    def test_nothing_without_a_warning(self, capsys):
+        grading.self_check("Square", solution("Square"))
+        assert grading.WARNINGS_HEADER not in capsys.readouterr().out
