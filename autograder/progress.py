@@ -120,9 +120,14 @@ def _seconds(entry: dict) -> float:
 def table(folder: Path | None = None, lesson: str | None = None) -> list[dict]:
     """One row per exercise of the course, in course order: lesson, exercise, outcome, hint,
     when, and whether it is the next one to do: the first not passed in the lesson the learner
-    is in (``where_you_are``: ``lesson``, else the notebook's, else the last self-check's),
-    else in the lessons after it, else anywhere. The summary and the progress view both read
-    it, so they name the same next exercise."""
+    is in (``where_you_are``: ``lesson``, else the notebook's, else the last self-check's);
+    then the first in a lesson skipped at the course's start: one before the first lesson
+    begun, where the learner has begun another lesson besides this one (learner trial 82: 00
+    never opened was skipped for 03 after 01 and 02, where the README says to start at 00);
+    else the first in the lessons after it, else anywhere. A learner who began only this
+    lesson (or a solution notebook run on its own) started here on purpose, and lessons left
+    between two begun are skips the still-open line and the counts show. The summary and the
+    progress view both read it, so they name the same next exercise."""
     from .exercises import EXERCISES
 
     outcomes = recorded(folder)
@@ -134,7 +139,11 @@ def table(folder: Path | None = None, lesson: str | None = None) -> list[dict]:
                      "outcome": entry.get("outcome", NOT_TRIED), "hint": entry.get("hint", ""),
                      "when": entry.get("when", ""), "next": False})
     open_rows = [row for row in rows if row["outcome"] != PASSED]
+    begun = sorted({row["lesson"] for row in rows if row["outcome"] != NOT_TRIED} | (
+        {lesson} if lesson else set()))
+    skipped_at_start = [row for row in open_rows if len(begun) > 1 and row["lesson"] < begun[0]]
     upcoming = (next((row for row in open_rows if row["lesson"] == lesson), None)
+                or next(iter(skipped_at_start), None)
                 or next((row for row in open_rows if lesson and row["lesson"] > lesson), None)
                 or next(iter(open_rows), None))
     if upcoming:
@@ -175,6 +184,9 @@ def summary(folder: Path | None = None, lesson: str | None = None) -> str:
     upcoming = next((row for row in rows if row["next"]), None)
     if upcoming is None:
         lines.append("All done.")
+    elif here and upcoming["lesson"] < lesson:
+        lines.append(f"This lesson is done. Next: {upcoming['exercise']} in "
+                     f"{upcoming['lesson']}, where the course starts.")
     elif here and upcoming["lesson"] != lesson:
         lines.append(f"This lesson is done. Next: {upcoming['exercise']} in "
                      f"{upcoming['lesson']}.")

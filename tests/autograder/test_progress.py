@@ -153,6 +153,32 @@ def test_a_learner_who_starts_at_a_later_lesson_is_not_told_of_earlier_ones(fold
     assert "before this lesson" not in progress.summary(lesson="08_compile")
 
 
+def test_a_lesson_begun_alone_points_on(folder):
+    """Lesson 02 done and nothing else begun (its solution notebook run on its own): is the
+    next exercise the one after it, not lesson 00's?"""
+    for name, exercise in EXERCISES.items():
+        if exercise.lesson.startswith("02"):
+            progress.record(name, exercise.lesson, progress.PASSED)
+    assert progress.summary(lesson="02_linear").endswith("This lesson is done. Next: SignSTE "
+                                                         "in 03_ste.")
+
+
+def test_a_lesson_skipped_at_the_course_s_start_is_next(folder):
+    """Learner trial 82: lessons 01 and 02 done, 00 never opened. Does Next point to 00, where
+    the README says to start, not past it to 03; and within a lesson still open, to that
+    lesson's own next exercise?"""
+    for name, exercise in EXERCISES.items():
+        if exercise.lesson[:2] in ("01", "02"):
+            progress.record(name, exercise.lesson, progress.PASSED)
+    text = progress.summary(lesson="02_linear")
+    assert text.splitlines()[-1] == ("This lesson is done. Next: Square in 00_template, where "
+                                     "the course starts.")
+    assert [row["exercise"] for row in progress.table(lesson="02_linear") if row["next"]] == [
+        "Square"]
+    progress.record("Bilinear", "02_linear", progress.FAILED, "a slip")
+    assert progress.summary(lesson="02_linear").splitlines()[-1] == "Next: Bilinear in 02_linear."
+
+
 def test_when_says_its_time_zone(folder):
     """Issue 48: does the recorded time name its offset from UTC, so the table's 'when' column
     reads right on another machine?"""

@@ -75,3 +75,17 @@ def test_the_time_zone_is_said_once_in_the_heading(tmp_path, monkeypatch):
             row["when"] = "2026-11-27 10:40 UTC+01:00"
     html = progress_html(rows)
     assert "when (" not in html and "10:40 UTC+01:00" in html and "UTC+00:00" in html
+
+
+def test_the_view_points_to_a_lesson_skipped_at_the_course_s_start(tmp_path, monkeypatch):
+    """Learner trial 82: with 01 and 02 done and 00 never opened, progress_view('02_linear')
+    said 'Next: SignSTE in 03_ste'. Does it name 00's first exercise, as the summary does?"""
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    folder = tmp_path / "course" / "02_linear"
+    folder.mkdir(parents=True)
+    for row in progress.table(folder):
+        if row["lesson"][:2] in ("01", "02"):
+            progress.record(row["exercise"], row["lesson"], progress.PASSED, folder=folder)
+    status = progress_view(folder, "02_linear").panes["table"].value.rpartition("Next: ")[2]
+    assert status.endswith(">Square</code> in 00_template.</div>")
+    assert "Next: Square in 00_template" in progress.summary(folder, "02_linear")
