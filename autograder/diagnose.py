@@ -164,8 +164,12 @@ def diagnose_gradient(
     the gradients were taken with, is said to be random."""
     grad_name = f"grad_{name}"
     if got is None:
+        shortcut = (f" ({name} is empty, so grad_output holds no nonzero entry: does backward "
+                    "return None when grad_output is all zeros?)" if expected.numel() == 0
+                    else "")
         raise GradingError(
-            f"backward returned None for {name}, which requires grad: return {grad_name}",
+            f"backward returned None for {name}, which requires grad{shortcut}: return "
+            f"{grad_name}, a tensor even where it is all zeros {rule_reference('gradients')}",
             mistake=_named(exercise_name, "returns-none-gradient"))
     if not isinstance(got, torch.Tensor):
         raise GradingError(

@@ -5,6 +5,7 @@ import torch
 
 from autograder.diagnose import diagnose_gradient, diagnose_values, shape_hint
 from autograder.errors import GradingError
+from autograder.function_contract import rule_reference
 
 
 def values(*shape, seed=0, dtype=torch.float64):
@@ -128,6 +129,16 @@ def test_none_gradient(raises_hint):
     """Is a None gradient for an input that requires grad named?"""
     with raises_hint("backward returned None for x, which requires grad: return grad_x"):
         diagnose_gradient("x", None, values(3))
+
+
+def test_none_gradient_for_an_empty_input_suspects_the_zeros_shortcut(raises_hint):
+    """An empty input's grad_output holds no nonzero entry: a backward that returns None when
+    grad_output is all zeros fails there first, and the line says so, with rule 2's tag."""
+    with raises_hint("backward returned None for x, which requires grad (x is empty, so "
+                     "grad_output holds no nonzero entry: does backward return None when "
+                     "grad_output is all zeros?)") as info:
+        diagnose_gradient("x", None, values(0))
+    assert str(info.value).splitlines()[0].endswith(rule_reference("gradients"))
 
 
 def test_non_tensor_gradient(raises_hint):
