@@ -9,8 +9,9 @@
 # %% [markdown]
 # # Lesson 00 · The anatomy of a custom autograd Function
 #
-# **About 95 minutes** for the main path, up to the Summary: reading and running it, and the three
-# exercises. The optional part after it takes about 25 minutes more.
+# **About 80 minutes** for the main path, up to the Summary: reading and running it, the three
+# exercises and one `gradcheck` of your own. The optional part after it takes about 25 minutes
+# more.
 #
 # This course is about writing the forward computation **and** its gradient yourself, in a
 # `torch.autograd.Function`. By the end of this lesson you can:
@@ -68,8 +69,9 @@ _ = torch.manual_seed(0)
 #   \qquad\text{that is}\qquad
 #   \texttt{grad\_input} = \texttt{grad\_output}^\top J .$$
 #
-# Do not build the Jacobian $J$: it has an entry for every pair of an output and an input entry,
-# mostly zeros (rule 3 of the contract keeps backward's memory linear in the sizes). The method,
+# Do not build the Jacobian $J$: it has an entry for every pair of an output entry and an input
+# entry, $n^2$ numbers for $n$ inputs and $n$ outputs, where the gradient has $n$ (rule 3 of the
+# contract keeps backward's memory linear in the sizes). The method,
 # every time: write one entry $\partial y_i / \partial x_j$ with its indices, see which entries are
 # zero, and do the sum over $i$ on paper. What is left is a formula in tensors, and its shapes
 # check it.
@@ -209,50 +211,8 @@ print("x.grad =", x.grad, "\n x / y =", x.detach() / y.detach().unsqueeze(-1))
 print("y.grad_fn is a", type(y.grad_fn).__name__)
 
 # %% [markdown]
-# ### Is autograd recording inside `forward`?
-#
-# **Predict, then run.** `NormReports` is `Norm` with a forward that first notes on `ctx` what
-# `torch.is_grad_enabled()` returns there, and the `grad_fn` of `x.square()`. Inside `forward`,
-# is grad mode on (`True` or `False`)? Does `x.square()` get a `grad_fn` (`True` if it does)?
-
-# %%
-### BEGIN WORKED
-predicted_forward = {"grad mode on inside forward": False,
-                     "x.square() recorded inside forward": False}
-### LEARNER
-predicted_forward = {
-    "grad mode on inside forward": None, "x.square() recorded inside forward": None
-}
-### END WORKED
-
-
-# %%
-class NormReports(Norm):
-    """Norm, noting on ctx what autograd does while its forward runs."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.grad_enabled = torch.is_grad_enabled()
-        ctx.square_grad_fn = x.square().grad_fn
-        return Norm.forward(ctx, x)  # a plain call, same ctx: NormReports.apply links
-
-
-x = torch.tensor([[3.0, 4.0]], requires_grad=True)
-y = NormReports.apply(x)
-compare_all(predicted_forward, {
-    "grad mode on inside forward": y.grad_fn.grad_enabled,
-    "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None
-})  # y.grad_fn is the ctx
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `False`, `False`. `apply` turns grad mode off while `forward` runs, and back to what it was
-# after it, so the caller's grad mode is left as it was (rule 6 of the contract asks this of
-# every function you write). So `x.square()`, `.sum()` and `.sqrt()` leave no node behind, and `apply` records **one** node for
-# the whole Function (`y.grad_fn` is a `NormReportsBackward`), whose backward is yours: autograd
-# never differentiates what forward computed, so a wrong backward is never corrected.
-# </details>
+# `y.grad_fn` is **one** node for the whole Function, and its backward is yours: autograd never
+# differentiates what forward computed, so it never corrects a wrong backward.
 
 # %% [markdown]
 # ## Check a backward with `gradcheck`
@@ -291,14 +251,9 @@ compare_all(predicted_gradcheck, {
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# float64 passes; float32 fails, although the backward is exact. `gradcheck` divides
-# $f(x+\varepsilon) - f(x-\varepsilon)$ by $2\varepsilon = 2 \times 10^{-6}$, and float32 rounds
-# each value of $f$ (here $y \approx 2$) to within half an ulp of $y$, about $10^{-7}$: the
-# quotient is off by up to about $\mathrm{ulp}(y)/(2\varepsilon) \approx 0.1$, up to a
-# quarter of these gradients, against `gradcheck`'s tolerance of 0.1% (rounding $x \pm
-# \varepsilon$ adds a few per cent more). PyTorch warns you
-# (`passes_gradcheck` hides it). A failing float32 `gradcheck` tells you nothing about your
-# backward; run it in float64.
+# float64 passes; float32 fails, although the backward is exact: float32's rounding, divided by
+# $2\varepsilon$, is far larger than `gradcheck`'s tolerance. A failing float32 `gradcheck` tells
+# you nothing about your backward; run it in float64.
 # </details>
 
 # %% [markdown]
@@ -412,74 +367,86 @@ compare_all(predicted_on_class, {"first input's gradient, each entry": x_first.g
 # %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
-# Tensors go through `save_for_backward`, not `ctx.x = x`: a saved tensor changed in place
-# before backward makes backward raise, not return a silently wrong gradient. What of an input
-# that is not a tensor?
+# Tensors go through `save_for_backward`, not `ctx.x = x`. Why: if a saved tensor is changed in
+# place before backward, backward raises instead of returning a silently wrong gradient. What of
+# an input that is not a tensor?
 #
-# **Predict, then run**: `shift` builds a Function for $y = x + c$,
-# with $c$ a Python float, whose forward saves what you pass as `save` and whose backward returns
-# what you pass as `returns`, and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
-# `grad_output` for `x` and, for `c`, a 0-d tensor of zeros raise? And one that returns `None`
-# for `c`? Write `True` (raises) or `False`.
+# **Predict, then run.** `Shift` computes $y = x + c$, with $c$ a Python float. Its backward
+# returns `grad_output` for `x` and `None` for `c`. Two variants change one thing each:
+#
+# - `ShiftSavesC`: forward calls `ctx.save_for_backward(x, c)`;
+# - `ShiftZerosForC`: backward returns a 0-d tensor of zeros for `c`, not `None`.
+#
+# Each runs forward and backward at `c = 2.0`. Which of the three raise? Write `True` (raises)
+# or `False` for each.
 
 # %%
 ### BEGIN WORKED
-predicted_shift = {"save_for_backward(x, c) raises": True,
-                   "backward returning zeros for c raises": True,
-                   "backward returning None for c raises": False}
+predicted_shift = {"ShiftSavesC raises": True, "ShiftZerosForC raises": True,
+                   "Shift raises": False}
 ### LEARNER
-predicted_shift = {
-    "save_for_backward(x, c) raises": None, "backward returning zeros for c raises": None,
-    "backward returning None for c raises": None
-}
+predicted_shift = {"ShiftSavesC raises": None, "ShiftZerosForC raises": None,
+                   "Shift raises": None}
 ### END WORKED
 
 
 # %%
-def shift(save, returns):
-    """Build y = x + c (c a Python float) with the given forward save and backward return,
-    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
+class Shift(torch.autograd.Function):
+    """y = x + c, with c a Python float."""
 
-    class Shift(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, c):
-            ctx.save_for_backward(*save(x, c))
-            return x + c
+    @staticmethod
+    def forward(ctx, x, c):
+        return x + c
 
-        @staticmethod
-        def backward(ctx, grad_output):
-            return returns(grad_output)
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, None
 
-    x, needs = torch.ones(3, requires_grad=True), None
+
+class ShiftSavesC(Shift):
+    """Shift, whose forward saves x and c."""
+
+    @staticmethod
+    def forward(ctx, x, c):
+        ctx.save_for_backward(x, c)
+        return x + c
+
+
+class ShiftZerosForC(Shift):
+    """Shift, whose backward returns zeros for c."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, torch.zeros(())
+
+
+def first_error(function):
+    """Run function forward and backward at c = 2.0: its error's first line, or None."""
+    x = torch.ones(3, requires_grad=True)
     try:
-        y = Shift.apply(x, 2.0)
-        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
-        y.sum().backward()
+        function.apply(x, 2.0).sum().backward()
     except (TypeError, RuntimeError) as error:
-        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
-    return needs, None
+        return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+    return None
 
 
-_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
-_, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
-needs, none_for_c = shift(lambda x, c: (), lambda g: (g, None))
+errors = {function.__name__: first_error(function)
+          for function in (ShiftSavesC, ShiftZerosForC, Shift)}
 if written(predicted_shift):  # what happened, once your three answers are written
-    for error in (saving_c, zeros_for_c, none_for_c):
-        print(error or "no error")
-    print("ctx.needs_input_grad of Shift.apply(x, 2.0):", needs)
-compare_all(predicted_shift, {
-    "save_for_backward(x, c) raises": saving_c is not None,
-    "backward returning zeros for c raises": zeros_for_c is not None,
-    "backward returning None for c raises": none_for_c is not None
-})
+    for name, error in errors.items():
+        print(f"{name}: {error or 'no error'}")
+    y = Shift.apply(torch.ones(3, requires_grad=True), 2.0)
+    print("ctx.needs_input_grad of Shift.apply(x, 2.0):", y.grad_fn.needs_input_grad)
+compare_all(predicted_shift, {f"{name} raises": error is not None
+                              for name, error in errors.items()})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `save_for_backward` takes tensors (or `None`), and is called once, with every tensor. A Python
-# float never needs a gradient (`ctx.needs_input_grad`, one entry per input of forward, `True`
-# where that input needs one, is `(True, False)`), and autograd cannot give it one: its place in
-# backward's return takes `None`, nothing else.
+# `save_for_backward` takes tensors (or `None`), never a float. A Python float never needs a
+# gradient, and autograd cannot give it one. `ctx.needs_input_grad` says so: it has one entry
+# per input of forward, `True` where that input needs a gradient, here `(True, False)`. So the
+# float's place in backward's return takes `None`, nothing else.
 # </details>
 
 # %% [markdown]
@@ -492,15 +459,14 @@ compare_all(predicted_shift, {
 # own contract:
 #
 # - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
-#   `w2`, 0 included, with every digit of each weight;
+#   `w2`;
 # - forward saves only what the gradients read: a saved tensor is held in memory until backward
 #   runs.
 #
 # Two things are new since `Square`: four inputs, and two of them are Python floats, as `c` was
-# in `shift`. Derive both gradients on paper, decide from them which inputs backward reads (so
-# what forward saves) and how it keeps every digit of each weight, then write your answer and
-# run it. Where an attempt
-# breaks a rule, torch's error or the self-check's first line says which.
+# in `Shift`. Derive both gradients on paper. Decide from them which inputs backward reads, and
+# so what forward saves. Then write your answer and run it. Where an attempt breaks a rule,
+# torch's error or the self-check's first line says which.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -551,11 +517,68 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 #
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
-# forward saves no tensor: the two floats go on `ctx` as plain attributes, since
-# `save_for_backward` takes tensors (or `None`), never a float. Every call gets its own `ctx`, where the class is shared
-# by every call, as `SquareOnClass` showed. The floats' places in backward's return take `None`,
-# and each gradient is computed only where its `ctx.needs_input_grad` entry is `True`.
+# forward saves no tensor. The two floats go on `ctx` as plain attributes, since
+# `save_for_backward` takes no floats. Every call gets its own `ctx`; the class is shared by
+# every call, as `SquareOnClass` showed. The floats' places in backward's return take `None`.
+# Each gradient is computed only where its entry of `ctx.needs_input_grad` is `True`.
 # </details>
+
+# %% [markdown]
+# ## Try it: `gradcheck` on your own
+#
+# So far every `gradcheck` call was written for you.
+# Write one for your `WeightedSum` at `w1 = 0.5`, `w2 = -2.0`: a function `my_gradcheck`
+# that builds the inputs, calls `torch.autograd.gradcheck` and returns its result. What must
+# the tensors be, and what does `gradcheck` do with the two floats? Then run the cell after
+# it: it says ✓, or what `gradcheck` objected to.
+
+# %%
+### BEGIN WORKED
+def my_gradcheck():
+    x1 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    x2 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    return torch.autograd.gradcheck(WeightedSum.apply, (x1, x2, 0.5, -2.0))  # floats pass through
+### LEARNER
+my_gradcheck = None  # a def (or lambda) that runs gradcheck on WeightedSum and returns its result
+### END WORKED
+
+# %% jupyter={"source_hidden": true}
+def check_my_gradcheck() -> None:
+    """Run your my_gradcheck and say ✓, or what gradcheck objected to."""
+    if my_gradcheck is None:
+        print("Write your call into my_gradcheck first.")
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            verdict = my_gradcheck()
+        except Exception as error:  # your call's error, shown in one line
+            verdict = error
+    single = [str(w.message).split(".")[0] for w in caught if "double precision" in str(w.message)]
+    instantiated = any("should not be instantiated" in str(w.message) for w in caught)
+    if instantiated:  # gradcheck(WeightedSum, ...) calls the class: an instance, not forward
+        print("✗ gradcheck called the class itself, which makes an instance (PyTorch warned "
+              "that a Function should not be instantiated): pass WeightedSum.apply")
+    elif single:
+        print(f"✗ gradcheck warned: {single[0]}. Its finite differences need float64 inputs "
+              "(see 'Check a backward with gradcheck').")
+    elif verdict is True:
+        print("✓ gradcheck passed on float64 inputs")
+    elif isinstance(verdict, NotImplementedError):  # the stub's forward or backward
+        print("✗ my_gradcheck raised NotImplementedError: WeightedSum is still the stub; "
+              "write WeightedSum first")
+    elif isinstance(verdict, Exception):
+        first_line = (str(verdict).strip().splitlines() or [""])[0]
+        print(f"✗ my_gradcheck raised {type(verdict).__name__}: {first_line}")
+    elif verdict is False:  # raise_exception=False: gradcheck's verdict, as a bool
+        print("✗ gradcheck returned False: it found that WeightedSum's backward disagrees with "
+              "finite differences (or failed another of its checks). Leave raise_exception at "
+              "True to read what it found.")
+    else:
+        print(f"✗ my_gradcheck returned {verdict!r}: return what gradcheck returns")
+
+
+check_my_gradcheck()
 
 # %% [markdown]
 # ## Worked example: `FirstDifference`, where each input reaches two outputs
@@ -611,10 +634,9 @@ print("v.grad =", v.grad, " (2 * (G[k] - G[k + 1]), G all ones and G[3] = 0)")
 print("gradcheck:", passes_gradcheck(lambda u, v: FirstDifference.apply(u, v, 2.0), u, v))
 
 # %% [markdown]
-# With $G$ all ones the differences cancel except at the end: the sum of the $y_i$ holds
-# $\alpha v_2$ and no other entry of $v$. The Jacobian our backward implies, beside autograd's
-# Jacobian of the composed formula: the diagonal of ones for $u$, the band for $v$. Backward
-# built neither.
+# With $G$ all ones only $\alpha v_2$ is left of $v$ in the sum. Below, the Jacobian our backward
+# implies, beside autograd's: the diagonal of ones for $u$, the band for $v$. Backward built
+# neither.
 
 # %%
 jacobian_view(FirstDifference,
@@ -647,8 +669,9 @@ jacobian_view(FirstDifference,
 # </details>
 #
 # **Check your step 1 live.** Write the entry $\partial y_{ij} / \partial u_k$ as a
-# `lambda i, j, k, u, v: ...` (a number, $0$ where $y_{ij}$ does not depend on $u_k$), then
-# run the cell after it: it compares your 18 entries with autograd's Jacobian of `torch.outer`.
+# `lambda i, j, k, u, v: ...` that returns a number: $0$ where $y_{ij}$ does not depend on
+# $u_k$. Then run the cell after it. It compares your entries with autograd's Jacobian of
+# `torch.outer`.
 
 # %%
 ### BEGIN WORKED
@@ -776,61 +799,49 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
 # The main line ends with the summary above; nothing below is needed for an exercise.
 
 # %% [markdown]
-# ### Try it: `gradcheck` on your own
+# ### Is autograd recording inside `forward`?
 #
-# So far every `gradcheck` call was written for you.
-# Write one for your `WeightedSum` at `w1 = 0.5`, `w2 = -2.0`: a function `my_gradcheck`
-# that builds the inputs, calls `torch.autograd.gradcheck` and returns its result. What must
-# the tensors be, and what does `gradcheck` do with the two floats? Then run the cell after
-# it: it says ✓, or what `gradcheck` objected to.
+# **Predict, then run.** `NormReports` is `Norm` with a forward that first notes on `ctx` what
+# `torch.is_grad_enabled()` returns there, and the `grad_fn` of `x.square()`. Inside `forward`,
+# is grad mode on (`True` or `False`)? Does `x.square()` get a `grad_fn` (`True` if it does)?
 
 # %%
 ### BEGIN WORKED
-def my_gradcheck():
-    x1 = torch.randn(4, dtype=torch.float64, requires_grad=True)
-    x2 = torch.randn(4, dtype=torch.float64, requires_grad=True)
-    return torch.autograd.gradcheck(WeightedSum.apply, (x1, x2, 0.5, -2.0))  # floats pass through
+predicted_forward = {"grad mode on inside forward": False,
+                     "x.square() recorded inside forward": False}
 ### LEARNER
-my_gradcheck = None  # a def (or lambda) that runs gradcheck on WeightedSum and returns its result
+predicted_forward = {
+    "grad mode on inside forward": None, "x.square() recorded inside forward": None
+}
 ### END WORKED
 
-# %% jupyter={"source_hidden": true}
-def check_my_gradcheck() -> None:
-    """Run your my_gradcheck and say ✓, or what gradcheck objected to."""
-    if my_gradcheck is None:
-        print("Write your call into my_gradcheck first.")
-        return
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            verdict = my_gradcheck()
-        except Exception as error:  # your call's error, shown in one line
-            verdict = error
-    single = [str(w.message).split(".")[0] for w in caught if "double precision" in str(w.message)]
-    instantiated = any("should not be instantiated" in str(w.message) for w in caught)
-    if instantiated:  # gradcheck(WeightedSum, ...) calls the class: an instance, not forward
-        print("✗ gradcheck called the class itself, which makes an instance (PyTorch warned "
-              "that a Function should not be instantiated): pass WeightedSum.apply")
-    elif single:
-        print(f"✗ gradcheck warned: {single[0]}. Its finite differences need float64 inputs "
-              "(see 'Check a backward with gradcheck').")
-    elif verdict is True:
-        print("✓ gradcheck passed on float64 inputs")
-    elif isinstance(verdict, NotImplementedError):  # the stub's forward or backward
-        print("✗ my_gradcheck raised NotImplementedError: WeightedSum is still the stub; "
-              "write WeightedSum first")
-    elif isinstance(verdict, Exception):
-        first_line = (str(verdict).strip().splitlines() or [""])[0]
-        print(f"✗ my_gradcheck raised {type(verdict).__name__}: {first_line}")
-    elif verdict is False:  # raise_exception=False: gradcheck's verdict, as a bool
-        print("✗ gradcheck returned False: it found that WeightedSum's backward disagrees with "
-              "finite differences (or failed another of its checks). Leave raise_exception at "
-              "True to read what it found.")
-    else:
-        print(f"✗ my_gradcheck returned {verdict!r}: return what gradcheck returns")
+
+# %%
+class NormReports(Norm):
+    """Norm, noting on ctx what autograd does while its forward runs."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.grad_enabled = torch.is_grad_enabled()
+        ctx.square_grad_fn = x.square().grad_fn
+        return Norm.forward(ctx, x)  # a plain call, same ctx: NormReports.apply links
 
 
-check_my_gradcheck()
+x = torch.tensor([[3.0, 4.0]], requires_grad=True)
+y = NormReports.apply(x)
+compare_all(predicted_forward, {
+    "grad mode on inside forward": y.grad_fn.grad_enabled,
+    "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None
+})  # y.grad_fn is the ctx
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `False`, `False`. `apply` turns grad mode off while `forward` runs, and back to what it was
+# after it. So `x.square()`, `.sum()` and `.sqrt()` leave no node behind. `apply` records one
+# node for the whole Function: `y.grad_fn` is a `NormReportsBackward`. (Rule 6 of the contract
+# asks the same of your own code: leave the caller's grad mode as it was.)
+# </details>
 
 # %% [markdown]
 # ### `needs_input_grad`: set when forward runs

@@ -164,8 +164,8 @@ def weighted_sum_full(WeightedSum, device) -> None:
                         for shape in EMPTY_SHAPES], "x1 and x2")
     covers("empty inputs")
     gradcheck_named(function, WEIGHTED_SUM, _weighted_values((3,), device))
-    # "every digit of each weight", then what is saved: last, so every earlier check names
-    # what it names first
+    # every digit of each weight (any Python float), then what is saved: last, so every
+    # earlier check names what it names first
     check_every_digit(function, device)
     check_saves_no_input(function, device)
 

@@ -120,8 +120,9 @@ def check_every_digit(function, device) -> None:
         raise GradingError(
             f"{what} is off by {(error / size).max().item():.2g} of its terms with w1={w1!r}, "
             f"w2={w2!r} in float64, which keeps about 16 digits (its own rounding is about "
-            f"1e-16, the check allows {rtol:g}): the contract keeps every digit of each "
-            "weight; does your code round a weight, or compute with fewer digits than it has?",
+            f"1e-16, the check allows {rtol:g}): a weight is a Python float, and every "
+            "digit of it counts; does your code round a weight, or compute with fewer digits "
+            "than it has?",
             mistake="WeightedSum/rounds-weight")
 
 
@@ -165,7 +166,7 @@ def check_tiny_weights(function, device) -> None:
                     + (f"a tiny weight ({' and '.join(dropped)}) is a weight like any other, "
                        "not rounding noise: is it treated as 0 below some threshold? "
                        if dropped else "")
-                    + "the contract keeps every digit of each weight",
+                    + "a weight is a Python float, and every digit of it counts",
                     mistake="WeightedSum/drops-tiny-weight")
     covers("tiny weights")
 
@@ -229,7 +230,7 @@ def _check_weighted(function, values: dict):
         text = (str(error).strip().splitlines() or [""])[0]
         raise GradingError(
             f"WeightedSum raised {type(error).__name__} with w1={w1}, w2={w2}"
-            + (f" ({text})" if text else "") + ": a weight of 0 is in the contract, and "
+            + (f" ({text})" if text else "") + ": a weight of 0 is a Python float like any other, and "
             "every weight before it passed; does your forward or backward divide by a "
             "weight?", mistake="WeightedSum/fails-at-zero-weight") from error
 

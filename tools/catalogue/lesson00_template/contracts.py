@@ -46,7 +46,7 @@ SQUARE_RULES = {
 
 WEIGHTED_SUM_CLAUSES = (
     Clause("the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats "
-           "`w1` and `w2`, 0 included, with every digit of each weight;",
+           "`w1` and `w2`;",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
