@@ -15,6 +15,7 @@ from .checks import (Spec, case, check_untouched, make_inputs, reference_gradien
                      run_backward, run_forward)
 from .diagnose import diagnose_gradient
 from .errors import GradingError
+from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
 from .probes import record_returned_gradients
 from .tolerances import tolerance_of
@@ -106,11 +107,12 @@ def _explain_frozen(function, spec, values, name, other, grad_output, alone) -> 
             f"{spec.name}.backward computes grad_{other} when only {name} requires grad and "
             f"returns None for {other} when {other} alone does: it decides whether to compute "
             f"grad_{other} from another input's entry of ctx.needs_input_grad: which entry is "
-            f"{other}'s?", case=alone, mistake=f"{spec.name}/gate-on-wrong-entry")
+            f"{other}'s? {rule_reference('gradients')}", case=alone,
+            mistake=f"{spec.name}/gate-on-wrong-entry")
     return GradingError(
         f"{spec.name}.backward returned a gradient for {other} although only {name} requires "
         "grad: what does ctx.needs_input_grad say about it, and what may backward return for an "
-        "input that needs no gradient?",
+        f"input that needs no gradient? {rule_reference('gradients')}",
         case=alone, mistake=f"{spec.name}/computes-frozen-gradient")
 
 
@@ -131,14 +133,14 @@ def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol,
             f"{spec.name}.backward read {late}.requires_grad at backward time to decide "
             f"grad_{name}: None with {name} alone requiring grad, a gradient once "
             f"{late}.requires_grad_() is called after forward. What does "
-            f"ctx.needs_input_grad[{position}] hold?", str(error), case=case,
-            mistake=f"{spec.name}/reads-requires-grad")
+            f"ctx.needs_input_grad[{position}] hold? {rule_reference('gradients')}", str(error),
+            case=case, mistake=f"{spec.name}/reads-requires-grad")
     if right_with_all and grad is None:
         return GradingError(
             f"{spec.name}.backward returns None for {name} when {name} is the only input that "
             f"requires grad, yet the right gradient when every input does: it decides whether to "
             f"compute grad_{name} from another input's entry of ctx.needs_input_grad: which entry "
-            f"is {name}'s?", str(error), case=case,
+            f"is {name}'s? {rule_reference('gradients')}", str(error), case=case,
             mistake=f"{spec.name}/gate-on-wrong-entry")
     if right_with_all:
         return GradingError(

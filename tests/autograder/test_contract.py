@@ -8,6 +8,7 @@ import pytest
 from autograder.contract import check_each_input_alone
 from autograder.checks import Spec
 from autograder.errors import GradingError
+from autograder.function_contract import rule_reference
 
 
 AFFINE = Spec("Affine", ("x", "weight", "bias"), lambda x, weight, bias: x * weight + bias)
@@ -39,17 +40,20 @@ def _values():
 def test_a_gate_on_the_wrong_entry_is_named(raises_hint):
     """Is grad_x gated on needs_input_grad[1] named, since the probe with every input proves it?"""
     with raises_hint("it decides whether to compute grad_x from another input's entry of "
-                     "ctx.needs_input_grad: which entry is x's?"):
+                     "ctx.needs_input_grad: which entry is x's?") as info:
         check_each_input_alone(_affine("needs[1]"), AFFINE, _values())
+    assert str(info.value).splitlines()[0].endswith(rule_reference("gradients"))
 
 
 def test_right_gates_pass_and_frozen_inputs_may_be_required_none():
     """Does a correct backward pass, and is a gradient for a frozen input caught when asked?"""
     check_each_input_alone(_affine("needs[0]"), AFFINE, _values(), frozen_get_none=True)
     check_each_input_alone(_affine("needs[0]", none_for_frozen=False), AFFINE, _values())
-    with pytest.raises(GradingError, match="returned a gradient for weight although only x"):
+    with pytest.raises(GradingError,
+                       match="returned a gradient for weight although only x") as info:
         check_each_input_alone(_affine("needs[0]", none_for_frozen=False), AFFINE, _values(),
                                frozen_get_none=True)
+    assert str(info.value).splitlines()[0].endswith(rule_reference("gradients"))
 
 
 def test_a_gate_on_the_other_input_s_entry_is_named_when_frozen_inputs_get_none(raises_hint):
