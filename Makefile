@@ -14,6 +14,8 @@ LESSON      ?=
 STUDENT     ?=
 EXERCISE    ?=
 POINTS      ?=
+NAME        ?=
+AFTER       ?=
 COMMENT     ?=
 AUTOMATIC   ?=
 FORCE       ?=
@@ -25,7 +27,7 @@ ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test test-all notebooks release autograde manual feedback grades insight results bench mutants generic clean
+.PHONY: help install lab test test-all notebooks release add-test autograde manual feedback grades insight results bench mutants generic clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -70,6 +72,10 @@ notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/
 
 release: $(INSTALLED) ## nbgrader generate_assignment for every lesson (LESSONS=...) into instructor/; REGRADE=1 after adding a test cell
 	$(PYTHON) -m grader release $(LESSONS) $(if $(REGRADE),--regrade --workers $(WORKERS))
+
+add-test: $(INSTALLED) ## add a test cell of yours to a lesson's source notebook: LESSON= NAME= POINTS= FILE=asserts.py (AFTER=a test cell; then make release)
+	$(PYTHON) -m grader add-test $(LESSON) --name "$(NAME)" --points "$(POINTS)" --file "$(FILE)" \
+		$(if $(AFTER),--after "$(AFTER)")
 
 autograde: $(INSTALLED) ## autograde instructor/submitted/ in parallel (WORKERS=N), resumable
 	$(PYTHON) -m grader autograde $(LESSONS) --workers $(WORKERS)

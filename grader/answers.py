@@ -58,8 +58,8 @@ def syntax_error(source: str) -> str:
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 CELL_LINE = re.compile(r"Cell In\[\d+\], line (\d+)")
 # An unanswered stub (its test says "not answered"), a failed self-check run in the answer cell
-# (its test gives the same hint)
-SAID_ELSEWHERE = ("NotImplementedError", "GradingError")
+# (its test gives the same hint), a dead kernel (its kernel-died fault says it)
+SAID_ELSEWHERE = ("NotImplementedError", "GradingError", "KernelDied")
 
 
 def answer_error_faults(notebook, faults=()) -> list[Fault]:

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,8 +19,8 @@ import nbformat
 
 from . import earlier_points, manual, one_line, sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
-from .faults import (CELL_ERROR, NOTES, SEVERITY, Fault, added_note_line, from_dicts, own_status,
-                     reason_of)
+from .faults import (CELL_ERROR, NOTES, SEVERITY, Fault, added_note_line, copied_before,
+                     from_dicts, own_status, reason_of)
 from .feedback import status_cell
 from .notebook_format import quiet_notebook_warnings
 from .gradebook import GradebookWriter, lesson_references, placeholder, score_line
@@ -49,9 +50,12 @@ class Summary:
     statuses: dict = field(default_factory=dict)
     unchanged: dict = field(default_factory=dict)  # statuses the skipped kept from their grading
     flagged: list = field(default_factory=list)  # (student, lesson, notebook, status, reason)
-    noted: list = field(default_factory=list)  # (student, lesson, notebook, note kind, cell)
+    noted: list = field(default_factory=list)  # (student, lesson, notebook, kind, cell, late)
     cell_notes: list = field(default_factory=list)  # (student, lesson, notebook, message)
     outvoted: list = field(default_factory=list)  # lines: points by hand over changed automatic
+    # the marks by hand ("grade", "comment") the regraded submissions had, and those kept
+    had_marks: Counter = field(default_factory=Counter)
+    kept_marks: Counter = field(default_factory=Counter)
     sandbox: str = ""
     timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
 
@@ -69,14 +73,15 @@ class Summary:
         notebooks, as ``make grades`` says it), then each notebook graded with a fault (but the
         ``expected`` statuses): who, which, its status and reason."""
         notes: dict[tuple[str, str], set] = {}
-        for student, lesson, name, kind, cell in self.noted:
+        for student, lesson, name, kind, cell, *late in self.noted:
             if kind != CELL_ERROR:  # each has a line of its own, below
-                notes.setdefault((lesson, kind), set()).add((cell, student, name))
+                notes.setdefault((lesson, kind), set()).add((cell, student, name, any(late)))
         lines = []
         for (lesson, kind), where in sorted(notes.items()):
-            cells = sorted({cell for cell, _, _ in where})
-            count = len({(student, name) for _, student, name in where})
-            lines.append(added_note_line(lesson, cells, count))
+            cells = sorted({cell for cell, *_ in where})
+            count = len({(student, name) for _, student, name, _ in where})
+            late = len({(student, name) for _, student, name, copied in where if copied})
+            lines.append(added_note_line(lesson, cells, count, late))
         flagged = [f"  {student} {lesson}/{name}: {status}: {one_line.reason(reason)}"
                    for student, lesson, name, status, reason in
                    sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))
@@ -192,14 +197,20 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
                 executed[name].cells.insert(0, status_cell(faults))
         began = time.monotonic()
         try:
-            hand_given = manual.by_hand(root, student, lesson)
+            hand_given = manual.hand_marks(root, student, lesson)
             writer.write(student, lesson, executed)
             if written:
                 written(student, lesson)
             scored = score_line(root, student, lesson)
-            hand_now = manual.by_hand(root, student, lesson)
-            summary.outvoted += manual.outvoted(student, lesson, hand_given, hand_now)
-            earlier_points.note_earlier(root, student, lesson, hand_given, hand_now)
+            hand_now = manual.hand_marks(root, student, lesson)
+            summary.outvoted += manual.outvoted(student, lesson, hand_given.points,
+                                                hand_now.points)
+            earlier_points.note_earlier(root, student, lesson, hand_given.points,
+                                        hand_now.points)
+            earlier_points.note_earlier_comments(root, student, lesson, hand_given, hand_now)
+            # what a regrade kept of the marks given by hand (nbgrader keeps them all)
+            summary.had_marks.update(kind for kind, *_ in hand_given.given)
+            summary.kept_marks.update(kind for kind, *_ in hand_given.given & hand_now.given)
             summary.timing["gradebook write"] = summary.timing.get("gradebook write", 0.0) + \
                 time.monotonic() - began
         except Exception as failure:  # nbgrader refused: our problem, not the learner's
@@ -224,7 +235,7 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
         (student, lesson, name, entry["status"],
          reason_of([fault for fault in per_notebook[name] if fault.kind not in NOTES]))
         for name, entry in notebooks.items() if entry["status"] != "ok"]
-    summary.noted += [(student, lesson, name, fault.kind, fault.cell)
+    summary.noted += [(student, lesson, name, fault.kind, fault.cell, copied_before(fault))
                       for name, faults in per_notebook.items() for fault in faults
                       if fault.kind in NOTES]
     summary.cell_notes += [(student, lesson, name, fault.message)

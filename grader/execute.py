@@ -34,7 +34,7 @@ from .kernel_session import KernelSession
 from .needed_cells import NOT_NEEDED_NOTE, demo_sources, unneeded_cells
 from .notebook_format import (SKIPPED_NOTE, cell_label, is_test_cell, output_size,
                               skipped_when_grading, stream_output)
-from .outcomes import (Outcome, classify, gave_up_faults, out_of_memory_outputs,
+from .outcomes import (Outcome, classify, died_outputs, gave_up_faults, out_of_memory_outputs,
                        out_of_time_faults, outcome_fault)
 from .settings import IOPUB_TIMEOUT, Settings
 from .suspicion import suspicious_code_faults
@@ -222,6 +222,8 @@ class SealedExecute(Execute):
             self._record(outcome, index, cell)
             if outcome is Outcome.MEMORY:
                 cell.outputs = out_of_memory_outputs(cell.outputs, self.run.faults[-1])
+            if outcome is Outcome.DIED:  # said under the cell, as a cell's own error is
+                cell.outputs = died_outputs(cell.outputs, self.kernels.death())
             if outcome.lost_kernel and not self._recover(index):
                 return
         strays = self.kernels.strays()

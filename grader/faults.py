@@ -123,11 +123,35 @@ def from_dicts(items) -> list[Fault]:
     return [Fault(**item) for item in items]
 
 
-def added_note_line(lesson: str, cells, count: int) -> str:
+def added_note_line(lesson: str, cells, count: int, late: int = 0) -> str:
     """What `make autograde`, a regrade and `make grades` say once per lesson of the test cells
-    added after ``count`` notebooks were handed in."""
+    added after ``count`` notebooks were made: ``late`` of them handed in after the cells were
+    added, from a copy of an earlier release (``copied_before``), the others before."""
     cells = sorted(cells)
     many = len(cells) > 1
+    it, before = ("them" if many else "it"), count - late
+    notebooks = f"{count} notebook{'s' if count != 1 else ''}"
+    after = (f"after {'one of them' if many else 'it'} was added, from "
+             f"{'a copy' if late == 1 else 'copies'} fetched before")
+    if not late:
+        held = f"{notebooks} handed in before {it}"
+    elif not before:
+        held = f"{notebooks} handed in {after}"
+    else:
+        held = (f"{notebooks} that never held {it}: {before} handed in before {it}, {late} "
+                f"{after}")
     return (f"{lesson}: test cell{'s' if many else ''} {', '.join(cells)} added and graded in "
-            f"{count} notebook{'s' if count != 1 else ''} handed in before "
-            f"{'them' if many else 'it'} (a note in their reason; their status is their own)")
+            f"{held} (a note in their reason; their status is their own)")
+
+
+# How an added-test-cell note says the notebook was handed in after the cell was added, from a
+# copy of a release that did not hold it (``intake``'s words)
+COPIED_BEFORE = "after the release this notebook was made from"
+
+
+def copied_before(fault: "Fault | dict") -> bool:
+    """Was this added-test-cell note's notebook handed in after the cell was added, from a copy
+    of an earlier release?"""
+    kind, message = ((fault.get("kind"), fault.get("message", "")) if isinstance(fault, dict)
+                     else (fault.kind, fault.message))
+    return kind == ADDED_LATER and COPIED_BEFORE in (message or "")

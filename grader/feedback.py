@@ -231,11 +231,12 @@ class FeedbackSummary(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         rows = []
         by_hand, comments = _by_hand(resources)
-        earlier = _earlier(resources)
+        earlier, commented_earlier = _earlier(resources), _earlier(resources, comments=True)
         for cell in nb.cells:
             if not is_test_cell(cell):
                 continue
             metadata = cell.metadata.nbgrader
+            grade_id = metadata["grade_id"]
             result, hint = verdict_of(cell)
             score, points = metadata.get("score"), metadata.get("points", 0)
             earned = "–" if score is None else f"{float(score):g}"
@@ -244,9 +245,10 @@ class FeedbackSummary(NbGraderPreprocessor):
             if before:  # the points by hand are not for this submission's result beside them
                 hand = f" (by hand, {EARLIER_SUBMISSION})"
             mark = {"passed": "✓", "partial": "◐"}.get(result, "✗")
-            comment = comments.get(f"answer_{metadata['grade_id']}")
-            said = (f" · Your instructor{' (on an earlier submission)' if before else ''}: "
-                    f"{_cell_text(comment)}" if comment else "")
+            comment = comments.get(f"answer_{grade_id}")
+            said = (f" · Your instructor"
+                    f"{' (on an earlier submission)' if grade_id in commented_earlier else ''}"
+                    f": {_cell_text(comment)}" if comment else "")
             rows.append(f"| [`{metadata['grade_id']}`](#{metadata['grade_id']}) | {earned} / "
                         f"{float(points):g}{hand} | {mark} {_cell_text(hint, WHOLE_HINT)}"
                         f"{said} |")
@@ -262,17 +264,19 @@ class FeedbackSummary(NbGraderPreprocessor):
 EARLIER_SUBMISSION = "given for an earlier submission"
 
 
-def _earlier(resources) -> set[str]:
+def _earlier(resources, comments: bool = False) -> set[str]:
     """The graded cells of this learner's notebook whose points by hand were given for an
-    earlier submission (``manual.earlier``): a regrade changed their automatic points since."""
+    earlier submission (``earlier_points.earlier``): a regrade changed their automatic points
+    since; with ``comments``, those whose comment was given on an earlier submission and not
+    given again since (``earlier_points.earlier_comments``)."""
     found = resources.get("nbgrader", {})
     url = found.get("db_url", "")
     if not url.startswith("sqlite:///") or "student" not in found:
         return set()
-    from .earlier_points import earlier
+    from .earlier_points import earlier, earlier_comments
 
-    return earlier(Path(url.removeprefix("sqlite:///")).parent, found["student"],
-                   found["assignment"])
+    return (earlier_comments if comments else earlier)(
+        Path(url.removeprefix("sqlite:///")).parent, found["student"], found["assignment"])
 
 
 def _by_hand(resources) -> tuple[set[str], dict[str, str]]:

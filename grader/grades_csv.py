@@ -1,6 +1,7 @@
 """The grades CSV: nbgrader's export columns, one row per learner, lesson and notebook, with the
 points of its score given by hand (manual grades and extra credit; empty where none were), each
-exercise's points, and each notebook's status and reason from the ledger. A routine note (``faults.NOTES``: a test cell the
+exercise's points, the instructor's comments (each exercise's, on one line), and each
+notebook's status and reason from the ledger. A routine note (``faults.NOTES``: a test cell the
 instructor added after the notebook was handed in) leaves the status as its other faults make
 it, "ok" when there are none, and is counted per lesson on screen, not listed per notebook."""
 
@@ -11,13 +12,14 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from . import one_line
 from .gradebook import db_url
-from .faults import (ADDED_LATER, CELL_ERROR, NOTES, SEVERITY, added_note_line, from_dicts,
-                     own_status, reason_of)
+from .faults import (ADDED_LATER, CELL_ERROR, NOTES, SEVERITY, added_note_line, copied_before,
+                     from_dicts, own_status, reason_of)
+from .earlier_points import earlier_comments
 from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
                "first_name", "email", "raw_score", "late_submission_penalty", "score",
-               "by_hand", "max_score", "exercises", "status", "reason"]
+               "by_hand", "max_score", "exercises", "comments", "status", "reason"]
 
 
 def export_grades(root: Path, output: Path, lessons: list[str] | None = None) -> list[dict]:
@@ -64,7 +66,9 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                         graded = gradebook.find_submission_notebook(
                             notebook.name, assignment.name, student.id)
                         penalty = graded.late_submission_penalty or 0.0
-                        row.update(by_hand=_by_hand(graded), exercises=_exercises(graded))
+                        row.update(by_hand=_by_hand(graded), exercises=_exercises(graded),
+                                   comments=_comments(graded, earlier_comments(
+                                       root, student_id, assignment.name)))
                         row.update(timestamp=submission.timestamp or "", raw_score=graded.score,
                                    late_submission_penalty=penalty,
                                    score=max(0.0, graded.score - penalty),
@@ -73,8 +77,8 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                                        "reason", "" if noted else "graded outside `make "
                                        "autograde`: no fault record"))
                     faults = from_dicts((noted or {}).get("faults", []))
-                    row[NOTED] = [(fault.kind, fault.cell) for fault in faults
-                                  if fault.kind in NOTES]
+                    row[NOTED] = [(fault.kind, fault.cell, copied_before(fault))
+                                  for fault in faults if fault.kind in NOTES]
                     row[CELL_NOTES] = [fault.message for fault in faults
                                        if fault.kind == CELL_ERROR]
                     if row[NOTED]:  # the summary's line of a notebook leaves them to theirs
@@ -109,6 +113,18 @@ def _exercises(notebook) -> str:
         for grade in sorted(notebook.grades, key=lambda grade: order.get(grade.name, 0)))
 
 
+def _comments(notebook, earlier: set[str] = frozenset()) -> str:
+    """The instructor's comment on each exercise that has one, in the notebook's order, each on
+    one line: "Square: right idea; Outer (on an earlier submission): see the hint on shapes"
+    (``earlier``: the exercises whose comment was given on an earlier submission)."""
+    order = {cell.name: index for index, cell in enumerate(notebook.notebook.grade_cells)}
+    said = {comment.name.removeprefix("answer_"): " ".join(comment.manual_comment.split())
+            for comment in notebook.comments if comment.manual_comment}
+    return "; ".join(f"{exercise}{' (on an earlier submission)' if exercise in earlier else ''}: "
+                     f"{text}" for exercise, text in sorted(
+                         said.items(), key=lambda item: order.get(item[0], len(order))))
+
+
 def kept_rows(output: Path, lessons: list[str]) -> list[dict]:
     """The rows of the grades CSV at ``output`` that a run for ``lessons`` keeps: those of every
     other lesson, a lesson no longer in the course included (none if there is no CSV yet)."""
@@ -118,7 +134,7 @@ def kept_rows(output: Path, lessons: list[str]) -> list[dict]:
         return [row for row in csv.DictReader(handle) if row.get("assignment") not in lessons]
 
 
-NOTED = "_notes"  # a row's routine notes, (kind, cell): not a column of the CSV
+NOTED = "_notes"  # a row's routine notes, (kind, cell, copied_before): not a column of the CSV
 FAULTS_SAID = "_faults"  # its reason less those notes, where it has any: not a column either
 CELL_NOTES = "_cell_notes"  # its cell-error notes' messages, each said on a line of its own
 
@@ -173,15 +189,16 @@ def status_report(rows: list[dict], only: list[str] | None = None) -> str:
                                      or "no notebooks")]
     notes: dict[tuple[str, str], set] = {}
     for row in rows:
-        for kind, cell in row.get(NOTED, ()):
+        for kind, cell, *late in row.get(NOTED, ()):
             if kind == CELL_ERROR:  # a line per notebook, below
                 continue
-            notes.setdefault((row["assignment"], kind), set()).add((cell, row["student_id"],
-                                                                    row["notebook"]))
+            notes.setdefault((row["assignment"], kind), set()).add(
+                (cell, row["student_id"], row["notebook"], any(late)))
     for (lesson, kind), where in sorted(notes.items()):
-        cells = sorted({cell for cell, _, _ in where})
-        count = len({(student, notebook) for _, student, notebook in where})
-        lines.append(added_note_line(lesson, cells, count) if kind == ADDED_LATER
+        cells = sorted({cell for cell, *_ in where})
+        count = len({(student, notebook) for _, student, notebook, _ in where})
+        late = len({(student, notebook) for _, student, notebook, copied in where if copied})
+        lines.append(added_note_line(lesson, cells, count, late) if kind == ADDED_LATER
                      else f"{lesson}: {kind} in {count} notebooks")
     flagged = sorted((row for row in rows if row["status"] not in QUIET),
                      key=lambda row: SEVERITY.get(row["status"], -1))

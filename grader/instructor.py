@@ -183,6 +183,9 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force,
                              students=students, each=each, written=written)
     print(summary.line())
+    if summary.had_marks:  # a regrade of submissions with marks by hand: nbgrader keeps them
+        print(f"marks given by hand on the regraded submissions: "
+              f"{releases.kept_marks_line(summary.kept_marks, summary.had_marks, copied=False)}")
     if summary.report(expected=expected):
         print(summary.report(expected=expected))
     if summary.sandbox.startswith("NONE"):
@@ -231,7 +234,7 @@ def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m grader", description=DESCRIPTION)
     parser.add_argument("command", choices=["release", "autograde", "manual", "feedback",
-                                            "grades", "insight"])
+                                            "grades", "insight", "add-test"])
     parser.add_argument("lessons", nargs="*",
                         help="lessons, by name, number (07) or a prefix of the name (default: "
                              "all)")
@@ -262,6 +265,10 @@ def main() -> None:
                         help="manual: many grades at once from a CSV file with the columns "
                              f"{', '.join(FILE_COLUMNS)} (a header row first); any bad row "
                              "changes nothing")
+    parser.add_argument("--name", default=None,
+                        help="add-test: the new test cell's name (its grade_id)")
+    parser.add_argument("--after", default=None,
+                        help="add-test: the test cell it follows (default: the last one)")
     parser.add_argument("--automatic", action="store_true",
                         help="manual: drop the points given by hand, back to the automatic ones")
     parser.add_argument("--overwrite-sources", action="store_true",
@@ -277,11 +284,24 @@ def main() -> None:
     except ValueError as error:
         parser.error(f"unknown lessons: {error}")
     lessons = named or course_lessons(root)
-    if args.command != "release" and not (root / "gradebook.db").exists():
+    if args.command not in ("release", "add-test") and not (root / "gradebook.db").exists():
         parser.error(f"{root} has no gradebook yet: run `make release` first")
     if args.command == "insight" and not has_autograded(root):
         parser.error(f"{root} has no autograde run yet: run `make autograde` first")
     prepare_course_root(root)
+    if args.command == "add-test":
+        if len(named) != 1 or not args.name or not args.file or args.points is None:
+            parser.error("add-test takes one lesson, --name, --points and --file (the test's "
+                         "code), e.g. python -m grader add-test 03 --name scale_positive "
+                         "--points 1 --file my_test.py [--after FakeQuantize]")
+        from .added_tests import add_test_cell
+
+        try:
+            print(add_test_cell(root, named[0], args.name, Path(args.file).read_text(),
+                                args.points, args.after))
+        except (ValueError, OSError) as error:
+            raise SystemExit(f"add-test: {error}") from None
+        return
     if args.command == "manual" and args.file:
         if named or args.students or args.exercise or args.points is not None \
                 or args.comment is not None or args.automatic:

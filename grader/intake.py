@@ -19,7 +19,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 
 from .adopt import adopt_cells, has_metadata
 from .answers import answer_faults
-from .faults import STUB_PUT_IN, Fault
+from .faults import COPIED_BEFORE, STUB_PUT_IN, Fault
 from .notebook_format import NBGRADER_SCHEMA, RESTORED, check_schema_once, grade_id
 from .releases import RELEASE_STAMP, submitted_at
 
@@ -266,7 +266,7 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
             when = "this notebook was handed in" + (
                 "" if submitted_at else " (no timestamp.txt: date unknown)")
             if submitted_at and submitted_at >= added:  # an older release's copy, handed in late
-                when = (f"the release this notebook was made from (it never held the cell; "
+                when = (f"{COPIED_BEFORE.removeprefix('after ')} (it never held the cell; "
                         f"handed in on {submitted_at} UTC)")
             answers = [answer for answer, test in stubs.items() if test == name]
             put = (f"put it in {STUB_PUT_IN} ({', '.join(answers)}: not answered)"

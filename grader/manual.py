@@ -4,11 +4,12 @@ exercise's grade, ``manual_comment`` on its answer cell), so a regrade keeps the
 counts them in their own column and `make feedback` shows them beside the hint."""
 
 import difflib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .earlier_points import forget_earlier
+from .earlier_points import EARLIER_COMMENTS, earlier_comments, forget_earlier
 from .gradebook import db_url
 
 
@@ -23,9 +24,19 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
     with Gradebook(db_url(root)) as gradebook:
         line = _give(root, gradebook, lesson, student, exercise, points, comment, automatic)
         gradebook.db.commit()
-    if points is not None or automatic:  # decided for the submission graded now
-        forget_earlier(root, student, lesson, [exercise])
+    _decided(root, student, lesson, exercise, points, comment, automatic)
     return line
+
+
+def _decided(root: Path, student: str, lesson: str, exercise: str, points: float | None,
+             comment: str | None, automatic: bool) -> None:
+    """What ``give`` decided for the submission graded now: its points (POINTS= or
+    AUTOMATIC=1) no longer "given for an earlier submission", its comment (COMMENT=, set or
+    cleared) no longer "on an earlier submission"; a comment kept keeps its label."""
+    if points is not None or automatic:
+        forget_earlier(root, student, lesson, [exercise])
+    if comment is not None:
+        forget_earlier(root, student, lesson, [exercise], EARLIER_COMMENTS)
 
 
 def _give(root: Path, gradebook: Gradebook, lesson: str, student: str, exercise: str,
@@ -57,6 +68,9 @@ def _give(root: Path, gradebook: Gradebook, lesson: str, student: str, exercise:
         grade.manual_score = None
     kept = _comment(gradebook, lesson, notebook, student, exercise)
     said = "; your comment kept (COMMENT= clears it)" if kept.manual_comment else ""
+    if kept.manual_comment and exercise in earlier_comments(root, student, lesson):
+        said = ("; your comment kept, still shown as given on an earlier submission (COMMENT= "
+                "replaces or clears it)")
     if comment is not None:
         said = ("; comment set" if comment else "; comment cleared" if kept.manual_comment
                 else "; there was no comment to clear")
@@ -121,9 +135,8 @@ def give_file(root: Path, path: Path, resolve=lambda lesson: lesson) -> list[str
             f"{path}: {len(problems)} bad row{'s' if len(problems) > 1 else ''}, so nothing "
             "changed (fix them and run it again):\n  "
             + "\n  ".join(problem.replace("; nothing changed", "") for problem in problems))
-    for _, (lesson, student, exercise, points, _, automatic) in rows:
-        if points is not None or automatic:
-            forget_earlier(root, student, lesson, [exercise])
+    for _, (lesson, student, exercise, points, comment, automatic) in rows:
+        _decided(root, student, lesson, exercise, points, comment, automatic)
     return lines
 
 
@@ -212,17 +225,47 @@ def _score(grade) -> str:
     return f"{grade.auto_score or 0:g} (automatic)"
 
 
-def by_hand(root: Path, student: str, lesson: str) -> dict[str, tuple[float, float | None]]:
-    """Each exercise of ``student``'s ``lesson`` whose points were given by hand:
-    exercise -> (points by hand, automatic points); empty before its first grading."""
+@dataclass(frozen=True)
+class HandMarks:
+    """What the gradebook holds by hand for one submission: the points by hand (exercise ->
+    (points by hand, automatic points)), the exercises with a comment (exercise -> its
+    automatic points), every mark ((kind, notebook, cell): kind "grade" for points by hand or
+    extra credit, "comment"), and when the submission was handed in."""
+
+    points: dict = field(default_factory=dict)
+    comments: dict = field(default_factory=dict)
+    given: frozenset = frozenset()
+    timestamp: object = None
+
+
+def hand_marks(root: Path, student: str, lesson: str) -> HandMarks:
+    """``student``'s marks by hand on ``lesson`` (``HandMarks``); none before its first
+    grading."""
     with Gradebook(db_url(root)) as gradebook:
         try:
             submission = gradebook.find_submission(lesson, student)
         except MissingEntry:
-            return {}
-        return {grade.name: (grade.manual_score, grade.auto_score)
-                for notebook in submission.notebooks for grade in notebook.grades
-                if grade.manual_score is not None}
+            return HandMarks()
+        points, comments, given = {}, {}, set()
+        for notebook in submission.notebooks:
+            auto = {grade.name: grade.auto_score for grade in notebook.grades}
+            for grade in notebook.grades:
+                if grade.manual_score is not None:
+                    points[grade.name] = (grade.manual_score, grade.auto_score)
+                if grade.manual_score is not None or grade.extra_credit:
+                    given.add(("grade", notebook.name, grade.name))
+            for comment in notebook.comments:
+                if comment.manual_comment:
+                    exercise = comment.name.removeprefix("answer_")
+                    comments[exercise] = auto.get(exercise)
+                    given.add(("comment", notebook.name, comment.name))
+        return HandMarks(points, comments, frozenset(given), submission.timestamp)
+
+
+def by_hand(root: Path, student: str, lesson: str) -> dict[str, tuple[float, float | None]]:
+    """Each exercise of ``student``'s ``lesson`` whose points were given by hand:
+    exercise -> (points by hand, automatic points); empty before its first grading."""
+    return hand_marks(root, student, lesson).points
 
 
 def outvoted(student: str, lesson: str, before: dict, after: dict) -> list[str]:

@@ -86,3 +86,16 @@ def out_of_memory_outputs(outputs: list, fault: Fault) -> list:
         failed = f" ({errors[-1].get('ename', 'error')}: {said})" if said else ""
     return [output for output in outputs if output.get("output_type") != "error"] + [
         error_output("MemoryError", fault.message + failed)]
+
+
+KERNEL_DIED = "KernelDied"  # the error shown under a cell whose kernel died while it ran
+
+
+def died_outputs(outputs: list, death: str) -> list:
+    """A cell whose kernel died while it ran (os._exit, a crash), as its feedback shows it: what
+    it printed, then one error line saying so, as a cell that raised shows its error; without
+    it the learner's page shows nothing under the cell (``death``: how the kernel ended)."""
+    return [output for output in outputs if output.get("output_type") != "error"] + [
+        error_output(KERNEL_DIED, f"Python stopped while this cell ran: the kernel {death}. It "
+                     "was restarted, the cells before this one were run again, and grading went "
+                     "on after this cell without what it would have defined")]

@@ -169,16 +169,24 @@ def _counted(counts: Counter) -> str:
     return " and ".join(words)
 
 
-def kept_marks_line(kept: Counter, total: Counter) -> str:
-    """What a regrade says of the manual grades and comments it put back, each kind counted."""
+def kept_marks_line(kept: Counter, total: Counter, copied: bool = True) -> str:
+    """What a regrade says of the manual grades and comments it put back, each kind counted:
+    "kept the 1 manual grade and 1 comment", "kept all 3 manual grades", "kept all 3: 2 manual
+    grades and 1 comment"; ``copied``: the gradebook was copied aside before (a re-release)."""
     if not sum(total.values()):
         return "no manual grades or comments to keep"
     if kept == total:
-        return f"kept {'all ' if sum(total.values()) > 1 else ''}{_counted(total)}"
+        counts = [count for count in total.values() if count]
+        if max(counts) == 1:
+            return f"kept the {_counted(total)}"
+        if len(counts) == 1:
+            return f"kept all {_counted(total)}"
+        return f"kept all {sum(counts)}: {_counted(total)}"
     lost = sum(total.values()) - sum(kept.values())
+    where = (f"on cells the lesson no longer has (the gradebook copy above still holds "
+             f"{'it' if lost == 1 else 'them'})" if copied else "not found after the regrade")
     return (f"kept {sum(kept.values())} of {sum(total.values())} ({_counted(total)}); {lost} "
-            f"{'was' if lost == 1 else 'were'} on cells the lesson no longer has (the gradebook "
-            f"copy above still holds {'it' if lost == 1 else 'them'})")
+            f"{'was' if lost == 1 else 'were'} {where}")
 
 
 def remove_for_rerelease(root: Path, lesson: str, nbgrader) -> tuple[Path, list[tuple]]:

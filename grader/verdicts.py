@@ -12,6 +12,7 @@ from autograder.verdict import read_signed
 from .answers import unparsed
 from .faults import ADDED_LATER, put_in_answer
 from .notebook_format import cell_label, error_output, is_test_cell, stream_output
+from .outcomes import KERNEL_DIED
 
 # Faults that stop a cell: its test gets no verdict, and the message says why.
 STOPPING = ("timeout", "kernel-died", "memory-limit", "notebook-timeout")
@@ -101,7 +102,8 @@ def interrupted(exercise: str, said: str) -> str:
 def _raised(cell):
     """The error that stopped an answer cell, if any: not an unanswered stub's."""
     errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
-    if errors and errors[-1].get("ename") != "NotImplementedError":
+    # a dead kernel is said by its fault (``lost``), not as an error the answer raised
+    if errors and errors[-1].get("ename") not in ("NotImplementedError", KERNEL_DIED):
         return errors[-1]
     return None
 

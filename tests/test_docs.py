@@ -50,3 +50,16 @@ def test_a_broken_anchor_is_found(tmp_path):
     assert "grading-a-large-class" in anchors(tmp_path / "a.md")
     assert "nowhere" not in anchors(tmp_path / "a.md")
     assert links(tmp_path / "a.md") == ["a.md#nowhere"]
+
+
+def test_the_known_good_submission_is_made_in_a_trial_root_on_every_page():
+    """Trial 82: the README's step 3 made the known-good submission in the term's own root,
+    docs/grading.md in a trial root. Does every page that makes one say to make it in a trial
+    root (`COURSE_ROOT=trial`), in the same paragraph?"""
+    pages = [page for page in PAGES if "tools.submissions" in page.read_text()]
+    assert {page.name for page in pages} >= {"README.md", "grading.md"}
+    for page in pages:
+        for paragraph in re.split(r"\n\s*\n|\n(?=\d+\. )", page.read_text()):
+            if "tools.submissions" in paragraph:
+                assert "COURSE_ROOT=trial" in paragraph and "trial root" in paragraph, (
+                    page.name, paragraph)

@@ -3,8 +3,9 @@
 
 A known-good submission to try grading on, handed in now as learner ``known-good`` (the
 released notebook with the source's solutions written into its answer cells):
-``.venv/bin/python -m tools.submissions 05 [11 ...] [--student NAME]``, in the course root
-``COURSE_ROOT`` names (default ``instructor/``)."""
+``COURSE_ROOT=trial .venv/bin/python -m tools.submissions 05 [11 ...] [--student NAME]``, in
+the course root ``COURSE_ROOT`` names (default ``instructor/``): a trial root, not the term's,
+as it is graded and counted like a learner (it says so where other learners' submissions are)."""
 
 import argparse
 import copy
@@ -101,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as error:
         print(error, file=sys.stderr)
         return 1
+    others = sorted(path.name for path in (root / "submitted").glob("*")
+                    if path.is_dir() and path.name != args.student)
+    if others:  # a term's root: the known-good learner is graded and counted among them
+        print(f"note: {root} holds the submissions of {len(others)} other learner"
+              f"{'s' if len(others) > 1 else ''} ({', '.join(others[:3])}"
+              f"{', ...' if len(others) > 3 else ''}): {args.student} is graded and counted "
+              "like a learner in its grades.csv and insight; a trial root keeps it apart "
+              "(COURSE_ROOT=trial make release, then this command and make autograde there)",
+              file=sys.stderr)
     return 0
 
 

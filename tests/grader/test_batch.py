@@ -176,6 +176,39 @@ def test_a_test_cell_added_later_is_a_note_not_a_status():
         "  ben 00_template/00_template: timeout: a loop"]
 
 
+def test_the_added_cells_note_counts_a_late_copy_apart_from_those_handed_in_before():
+    """Trial 82: a resubmission handed in after the cell was added, from a copy fetched before,
+    was counted among the notebooks "handed in before it". Do `make autograde` and `make
+    grades` say how many were handed in before and how many after from an earlier copy, as
+    each notebook's reason does?"""
+    from grader.batch import Summary
+    from grader.faults import Fault, copied_before
+    from grader.grades_csv import NOTED, status_report
+
+    late = Fault("added-test-cell", "test cell extra was added to the lesson on 2026-01-05 "
+                 "09:00:00 UTC, after the release this notebook was made from (it never held "
+                 "the cell; handed in on 2026-01-06 09:00:00 UTC): put it in after its answer "
+                 "and graded it", "extra")
+    early = Fault("added-test-cell", "test cell extra was added to the lesson on 2026-01-05 "
+                  "09:00:00 UTC, after this notebook was handed in: put it in after its answer "
+                  "and graded it", "extra")
+    assert copied_before(late) and not copied_before(early)
+    students = {"ana": early, "ben": early, "erin": late}
+    said = ("00_template: test cell extra added and graded in 3 notebooks that never held it: "
+            "2 handed in before it, 1 after it was added, from a copy fetched before (a note in "
+            "their reason; their status is their own)")
+    assert Summary(noted=[(student, "00_template", "00_template", fault.kind, fault.cell,
+                           copied_before(fault))
+                          for student, fault in students.items()]).report() == said
+    rows = [{"assignment": "00_template", "student_id": student, "notebook": "00_template",
+             "status": "ok", "reason": "", NOTED: [(fault.kind, fault.cell, copied_before(fault))]}
+            for student, fault in students.items()]
+    assert status_report(rows).splitlines()[1] == said
+    assert status_report(rows[2:]).splitlines()[1] == (
+        "00_template: test cell extra added and graded in 1 notebook handed in after it was "
+        "added, from a copy fetched before (a note in their reason; their status is their own)")
+
+
 def test_autograde_and_grades_say_the_added_cells_note_in_one_wording():
     """Do `make autograde` (a regrade) and `make grades` word the note on test cells added after
     hand-in alike, "before them" for several cells (issue 68: one said "before it")?"""

@@ -112,6 +112,19 @@ def test_a_cell_out_of_memory_shows_one_line_not_the_graders_traceback(course):
     assert len(errors[0]["traceback"]) == 1 and "site-packages" not in str(errors[0])
 
 
+def test_the_cell_whose_kernel_died_says_so_under_it(course):
+    """Trial 82: the cell whose os._exit killed the kernel showed nothing under it. Does the
+    autograded notebook (the feedback's) give that cell, and only it, one error line saying
+    Python stopped there and how the kernel ended?"""
+    path = course[0] / "autograded" / "kernel-exits" / LESSON / f"{LESSON}.ipynb"
+    died = [(cell, output) for cell in nbformat.read(path, as_version=4).cells
+            if cell.cell_type == "code" for output in cell.get("outputs", [])
+            if output.get("ename") == "KernelDied"]
+    assert len(died) == 1 and "os._exit(3)" in died[0][0].source
+    assert died[0][1]["evalue"].startswith("Python stopped while this cell ran: the kernel "
+                                           "exited with status 3")
+
+
 def test_the_batch_ends_within_its_timeouts(course):
     """Does every submission finish within its notebook budget (plus a little set-up), with no
     grader error, and the batch report progress with an ETA?"""

@@ -228,47 +228,6 @@ def test_one_point_is_said_in_the_singular(root):
         give(root, "02_linear", "alice", "Bilinear", points=3)
 
 
-def test_points_by_hand_under_a_resubmission_say_on_the_page_they_were_for_an_earlier_one(root):
-    """Issue 68: a learner fixed an exercise the instructor had graded by hand, and the regrade
-    changed its automatic points; the instructor has not taken them. Does the feedback page say
-    the points by hand (and the comment) were given for an earlier submission, beside the new
-    result, without the automatic points or anything else of the instructor's; and does it
-    stop saying so once the instructor decides again (POINTS= or AUTOMATIC=1), a comment alone
-    not?"""
-    from nbformat.v4 import new_code_cell, new_notebook
-
-    from grader.earlier_points import earlier, note_earlier
-    from grader.feedback import FeedbackSummary
-
-    def table():
-        test = new_code_cell("self_check(...)", metadata={"nbgrader": {
-            "grade_id": "MyLinearFunction", "grade": True, "solution": False, "points": 2,
-            "score": 1}})
-        test.outputs = [{"output_type": "stream", "name": "stdout",
-                         "text": "✓ MyLinearFunction passes every check\n"}]
-        notebook = new_notebook(cells=[test])
-        FeedbackSummary().preprocess(notebook, {"nbgrader": {
-            "db_url": db_url(root), "notebook": "02_linear", "assignment": "02_linear",
-            "student": "alice"}})
-        return notebook.cells[0].source
-
-    give(root, "02_linear", "alice", "MyLinearFunction", points=1, comment="float32 step")
-    assert "| 1 / 2 (by hand) | ✓ MyLinearFunction passes every check · Your instructor: " \
-           "float32 step |" in table()
-    before = by_hand(root, "alice", "02_linear")
-    _autograded(root, "MyLinearFunction", 2)  # the resubmission, graded
-    note_earlier(root, "alice", "02_linear", before, by_hand(root, "alice", "02_linear"))
-    assert earlier(root, "alice", "02_linear") == {"MyLinearFunction"}
-    shown = table()
-    assert ("| 1 / 2 (by hand, given for an earlier submission) | ✓ MyLinearFunction passes "
-            "every check · Your instructor (on an earlier submission): float32 step |") in shown
-    assert "automatic" not in shown
-    give(root, "02_linear", "alice", "MyLinearFunction", comment="better now")
-    assert "given for an earlier submission" in table()
-    give(root, "02_linear", "alice", "MyLinearFunction", points=1)
-    assert "earlier" not in table() and earlier(root, "alice", "02_linear") == set()
-
-
 def test_a_comment_alone_says_the_points_did_not_change_and_an_empty_clear_says_so(root):
     """Issue 68: a comment-only call printed `0 (automatic) -> 0 (automatic)`, as if it changed
     points, and clearing a comment that was never there said "comment cleared". Does the line

@@ -13,12 +13,18 @@ def test_the_kept_marks_are_counted_in_words_that_fit():
     """Does a regrade say it kept every mark where none was lost, how many were lost where
     some were (and where they still are), and that there were none where there were none?"""
     one_each = Counter(grade=1, comment=1)
-    assert kept_marks_line(one_each, one_each) == "kept all 1 manual grade and 1 comment"
-    assert kept_marks_line(Counter(grade=1), Counter(grade=1)) == "kept 1 manual grade"
+    # trial 82: "kept all 1 manual grade and 1 comment"
+    assert kept_marks_line(one_each, one_each) == "kept the 1 manual grade and 1 comment"
+    assert kept_marks_line(Counter(grade=1), Counter(grade=1)) == "kept the 1 manual grade"
+    assert kept_marks_line(Counter(grade=3), Counter(grade=3)) == "kept all 3 manual grades"
+    assert kept_marks_line(Counter(grade=2, comment=1), Counter(grade=2, comment=1)) == (
+        "kept all 3: 2 manual grades and 1 comment")
     assert kept_marks_line(Counter(), Counter()) == "no manual grades or comments to keep"
     assert kept_marks_line(Counter(grade=2), Counter(grade=2, comment=1)) == (
         "kept 2 of 3 (2 manual grades and 1 comment); 1 was on cells the lesson no longer has "
         "(the gradebook copy above still holds it)")
+    assert kept_marks_line(Counter(grade=2), Counter(grade=2, comment=1), copied=False) == (
+        "kept 2 of 3 (2 manual grades and 1 comment); 1 was not found after the regrade")
 
 
 def test_a_release_tags_only_the_test_cells_that_lack_the_tag(tmp_path):

@@ -147,6 +147,8 @@ def test_the_feedback_page_says_how_grading_went(feedback):
     dies = page(root, "dies")
     assert "Grading status" in dies and "kernel-died" in dies
     assert "os._exit" in dies and "then: " in dies
+    # trial 82: under the cell that killed it, as a cell's own error is shown (not only above)
+    assert "Python stopped while this cell ran: the kernel exited with status 1" in dies
     autograded = (root / "autograded" / "replaces" / LESSON / f"{LESSON}.ipynb").read_text()
     assert "suspicious-code" in autograded
     assert "suspicious-code" not in page(root, "replaces")
@@ -212,7 +214,7 @@ def test_regrade_releases_it_and_keeps_the_grades(added):
         pasted = gradebook.find_submission(LESSON, "pasted").score
     assert pasted % 1 == 0.5
     assert re.search(rf"\] pasted {LESSON}: {pasted:g}/6 points \(0.5 by hand\)", output), output
-    assert "kept all 1 manual grade and 1 comment" in output.strip().splitlines()[-1], output
+    assert "kept the 1 manual grade and 1 comment" in output.strip().splitlines()[-1], output
     assert output.count(f"released {LESSON}") == 1, "said released again after the summary"
 
 
@@ -236,10 +238,25 @@ def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
     graded = rows(root)
     assert graded["clean"]["status"] == "ok"
     assert "Square_again was added to the lesson" in graded["clean"]["reason"]
-    assert f"{LESSON}: test cell Square_again added and graded in " in output
+    # trial 82: the late copy is not counted among those "handed in before it"
+    assert re.search(rf"{LESSON}: test cell Square_again added and graded in \d+ notebooks that "
+                     r"never held it: \d+ handed in before it, 1 after it was added, from a copy "
+                     r"fetched before \(", output), output
+    assert graded["clean"]["comments"] == "Square: Neat: you saved the input, not the output."
     assert "clean 00_template/00_template" not in output
     assert float(graded["clean"]["score"]) == 6.0
     assert graded["deleter"]["status"] == "deleted-test-cell"
     assert graded["late"]["status"] == "ok", graded["late"]
     assert "never held the cell" in graded["late"]["reason"]
     assert graded["dies"]["status"] == "kernel-died"  # its real status, not hidden
+
+
+def test_a_forced_regrade_says_what_it_kept_of_the_marks_by_hand(added):
+    """Trial 82: `python -m grader autograde <lesson> --force` kept the manual grades and
+    comments but said nothing of them. Does it say what it kept, as a REGRADE=1 release does?"""
+    root, _, _ = added
+    status, output = run("autograde", LESSON, "--force", "--student", "clean", "--student",
+                         "pasted", root=root)
+    assert status == 0, output
+    assert ("marks given by hand on the regraded submissions: kept the 1 manual grade and 1 "
+            "comment") in output.splitlines(), output

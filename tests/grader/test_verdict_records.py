@@ -76,6 +76,36 @@ def test_what_stopped_a_cell_is_its_category():
     assert apply_verdicts(_notebook([]), KEY)["Square"]["mistake"] == "no-verdict"
 
 
+def test_an_answer_cell_whose_kernel_died_shows_it_and_its_test_blames_the_dead_kernel():
+    """Trial 82: the cell whose os._exit killed the kernel showed nothing under it on the
+    learner's page. Does it now show one error line saying Python stopped there (how the
+    kernel ended, that grading went on), and is its test still recorded as kernel-died, its hint
+    the fault's, not "your answer cell stopped with KernelDied"?"""
+    from grader.answers import answer_error_faults
+    from grader.outcomes import died_outputs
+
+    undefined = (False, "the test raised NameError (line 1 of the test cell): name 'Square' is "
+                 "not defined", None, "raised:NameError")
+    notebook = _notebook(_signed(undefined))
+    printed = nbformat.v4.new_output("stream", name="stdout", text="freeing memory\n")
+    notebook.cells[0].outputs = died_outputs(
+        [printed], "exited with status 1 (os._exit or sys.exit?)")
+    shown = notebook.cells[0].outputs
+    assert shown[0] == printed and len(shown) == 2 and shown[1]["output_type"] == "error"
+    assert shown[1]["evalue"].startswith("Python stopped while this cell ran: the kernel exited "
+                                         "with status 1 (os._exit or sys.exit?). It was "
+                                         "restarted")
+    died = [Fault("kernel-died", "the kernel exited with status 1 (os._exit or sys.exit?) while "
+                  "answer_Square ran: it was restarted", "answer_Square")]
+    record = apply_verdicts(notebook, KEY, died)["Square"]
+    assert record["mistake"] == "kernel-died"
+    assert "KernelDied" not in record["hint"]
+    assert notebook.cells[1].outputs[0]["evalue"].startswith(  # the test's hint on the page
+        "the kernel exited with status 1 (os._exit or sys.exit?) while answer_Square ran: it "
+        "was restarted; then: the test raised NameError")
+    assert answer_error_faults(notebook) == []  # the dead kernel's fault says it
+
+
 def test_a_mistake_the_test_proved_outlives_a_kernel_lost_before_it():
     """A cell ran out of memory before the test, the kernel was restarted and the test then
     proved a mistake of the answer: is that mistake recorded, and its hint shown alone, not

@@ -54,3 +54,18 @@ def test_an_unreleased_lesson_is_refused_with_the_command_that_releases_it(tmp_p
     monkeypatch.setenv("COURSE_ROOT", str(root))
     assert main(["00"]) == 1
     assert "make release LESSONS=00_template" in capsys.readouterr().err
+
+
+def test_a_known_good_submission_among_learners_says_it_will_be_counted(tmp_path, monkeypatch,
+                                                                         capsys):
+    """Trial 82: README's step 3 made the known-good submission in the term's own root. Made
+    where other learners have handed in, does the command say it is graded and counted among
+    them and name the trial root; and say nothing of it in a root of its own?"""
+    root = _root(tmp_path)
+    monkeypatch.setenv("COURSE_ROOT", str(root))
+    assert main(["98"]) == 0 and "note:" not in capsys.readouterr().err
+    (root / "submitted" / "alice" / LESSON).mkdir(parents=True)
+    assert main(["98", "--replace"]) == 0
+    said = capsys.readouterr().err
+    assert "holds the submissions of 1 other learner (alice)" in said
+    assert "counted like a learner" in said and "COURSE_ROOT=trial" in said
