@@ -24,7 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from .ledger import STATE
-from .earlier_points import earlier
+from .earlier_points import earlier, earlier_comments
 from .nbgrader_cli import nbgrader_errors, nbgrader_streamed
 from .progress import Progress
 
@@ -81,7 +81,8 @@ def digests(root: Path, lesson: str, students: list[str]) -> dict[str, str]:
         for path in sorted(folder.glob("*.ipynb")):
             hashed.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         hashed.update(json.dumps(rows.get(student, [])).encode())
-        hashed.update(json.dumps(sorted(earlier(root, student, lesson))).encode())
+        hashed.update(json.dumps([sorted(earlier(root, student, lesson)),
+                                  sorted(earlier_comments(root, student, lesson))]).encode())
         found[student] = hashed.hexdigest()
     return found
 

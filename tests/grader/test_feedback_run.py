@@ -129,6 +129,17 @@ def test_feedback_is_current_until_what_it_shows_changes(root):
     assert _current(root, record) == ["bob"]
 
 
+def test_a_comment_marked_as_on_an_earlier_submission_makes_the_page_not_current(root):
+    """The page labels a comment given on an earlier submission: is a page written before the
+    label came (or went) no longer current?"""
+    from grader.earlier_points import EARLIER_COMMENTS
+
+    record = {f"{LESSON}/{student}": digest for student, digest in _written(root).items()}
+    (root / EARLIER_COMMENTS).parent.mkdir(parents=True, exist_ok=True)
+    (root / EARLIER_COMMENTS).write_text(f'{{"{LESSON}/alice": ["MyLinearFunction"]}}')
+    assert _current(root, record) == ["bob"]
+
+
 def test_make_feedback_leaves_current_pages_out(root, monkeypatch, capsys):
     """Does `make feedback` run nbgrader for the learners whose feedback is not current only
     (excluding the others by name), nothing for a lesson whose pages are all current, and
