@@ -26,7 +26,8 @@ from ...probes import record_returned_gradients
 from ..shared.backward_reads import unsaved_input_named
 from ..shared.call_state import (check_call_places, check_class_untouched,
                                  check_input_version_tracking, check_one_ctx_per_call)
-from ..shared.grad_output import check_noncontiguous_grad_output
+from ..shared.grad_output import check_noncontiguous_grad_output, name_ignored_grad_output
+from .bilinear_rows import two_d_only_named
 from .backward_work import check_frozen_bias_not_summed, check_no_work_for_frozen
 from .layouts import check_layouts
 from .many_rows import check_many_rows
@@ -127,6 +128,8 @@ def _bilinear_checks(function, device, fresh) -> None:
     check_same_shape_calls(function, BILINEAR, bilinear_values((5,), 3, 2, device, bias=False),
                            bilinear_values((5,), 3, 2, device, bias=False, seed=7))
     check_class_untouched(function, DOMAIN, device)
+    with case("x1 of shape (5, 3), x2 of shape (5, 2), bias=a tensor"):
+        name_ignored_grad_output(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     # every leading shape, with and without a bias, for n1 != n2; n1 == n2 (where a weight read
     # as (out, n2, n1) runs) needs one case only
     cases = [*itertools.product(FEATURES[:1], LEADING_SHAPES, (True, False)),
@@ -136,7 +139,9 @@ def _bilinear_checks(function, device, fresh) -> None:
         with case(f"x1 of shape {(*leading, n1)}, x2 of shape {(*leading, n2)}, "
                   f"bias={'a tensor' if bias else 'None'}"):
             with (bias_entry_named(function, values), bias_sum_named(function, values, device),
-                  weight_indices_named(function, values)):
+                  weight_indices_named(function, values),
+                  two_d_only_named(function, BILINEAR, values, lambda rows: bilinear_values(
+                      rows, n1, n2, device, bias=bias, seed=seed))):
                 forward, backward = check_values_and_gradients(function, BILINEAR, values)
             check_no_ctx_tensors(BILINEAR, forward)
             # the derivation is the exercise: no autograd inside backward, as MyLinearFunction

@@ -18,6 +18,8 @@ BILINEAR_LAYOUT_CLAUSE = ("x1, x2, weight and bias of any strides F.bilinear acc
 MY_LINEAR_RULES = {
     "values": {
         "MyLinearFunction/two-d-only": "2-D only, as in PyTorch's docs",
+        "MyLinearFunction/ignores-grad-output":
+            "grad_weight without grad_output: x summed over the rows for every output",
         "MyLinearFunction/fails-without-leading-dims":
             "leading dims flattened with flatten(0, -2): no dim -2 for 1-D x",
         "MyLinearFunction/transposes-a-vector": "grad_weight = grad_output.mT @ x (learner trial 53)",
@@ -64,6 +66,8 @@ MY_LINEAR_RULES = {
 FUSED_RULES = {
     "values": {
         "FusedLinearReLU/grad-bias-unmasked": "grad_bias from the unmasked grad_output",
+        "FusedLinearReLU/mask-from-grad-output":
+            "backward's mask from grad_output: torch.relu(grad_output)",
         "FusedLinearReLU/grad-x-transposed": "grad_x = grad_z @ weight.T",
         "FusedLinearReLU/grad-x-unmasked": "forgets the ReLU in backward",
         "FusedLinearReLU/bias-sums-features":
@@ -107,7 +111,9 @@ BILINEAR_RULES = {
         "case:with transposed x1 alone": "outer product of x1 and x2 rows flattened with .view",
         "Bilinear/reads-unsaved-input":
             "saves selectively, then reads x1.shape when only x1 needs a gradient",
-        "Bilinear/drops-needed-input": "saves x2 only when weight needs a gradient"},
+        "Bilinear/drops-needed-input": "saves x2 only when weight needs a gradient",
+        "Bilinear/two-d-only": "einsums with a letter for the position: 2-D inputs alone",
+        "Bilinear/ignores-grad-output": "grad_weight without the grad_output factor"},
     "gradients": {
         "Bilinear/computes-frozen-gradient": "ignores needs_input_grad",
         "Bilinear/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",

@@ -15,7 +15,7 @@ from ...exercise import Exercise, sample
 from ..shared.backward_reads import unsaved_input_named
 from ..shared.call_state import (check_call_places, check_class_untouched,
                                  check_input_version_tracking)
-from ..shared.grad_output import check_noncontiguous_grad_output
+from ..shared.grad_output import check_noncontiguous_grad_output, name_ignored_grad_output
 from .backward_work import (check_frozen_bias_not_summed, check_no_linear_in_backward,
                             check_no_work_for_frozen)
 from .needs_grad import NEEDS, check_needs_input_grad
@@ -182,9 +182,17 @@ def _same_shapes(function, spec: Spec, device) -> None:
                            linear_values((2, 3), device, bias=False, seed=7))
 
 
+def _uses_grad_output(function, spec: Spec, device) -> None:
+    """A gradient that is the local derivative alone, grad_output left out (learner trial 82:
+    Bilinear's grad_weight), is named as lessons 00 and 01 name it."""
+    with case(f"x of shape (5, {IN_FEATURES}), bias=a tensor"):
+        name_ignored_grad_output(function, spec, linear_values((5,), device))
+
+
 def _my_linear_checks(function, device) -> None:
     _same_shapes(function, MY_LINEAR, device)
     check_class_untouched(function, MY_LINEAR_DOMAIN, device)
+    _uses_grad_output(function, MY_LINEAR, device)
     check_grad_x_formula(function, MY_LINEAR, device)
     check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
     check_saved_through_ctx(function, MY_LINEAR, device)
@@ -218,6 +226,7 @@ def fused_full(FusedLinearReLU, device) -> None:
 def _fused_checks(function, device) -> None:
     _same_shapes(function, FUSED_LINEAR_RELU, device)
     check_class_untouched(function, FUSED_DOMAIN, device)
+    _uses_grad_output(function, FUSED_LINEAR_RELU, device)
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_bias_gradient_masked(function, FUSED_LINEAR_RELU, device)
     check_mask_from_sign(function, FUSED_LINEAR_RELU, device)

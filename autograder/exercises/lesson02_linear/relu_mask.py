@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ...checks import (Spec, case, check_values_and_gradients, make_inputs, reference_gradients,
+from ...checks import (Spec, case, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
 from ...contract import covers
 from ...errors import GradingError
@@ -111,6 +111,10 @@ def check_exact_zero_pre_activation(function, spec: Spec, device) -> None:
     with a threshold (z > 1e-6) passes none."""
     at_zero = Spec(spec.name, spec.input_names, lambda x, weight, bias=None: torch.where(
         F.linear(x, weight, bias) >= 0, F.linear(x, weight, bias), 0.0))
+    # torch.relu's values, and gradient only where z > 1e-6: at these pre-activations (1e-9 or
+    # at least 0.5 from 0) the gradients of any threshold from 1e-9 up to 0.5
+    above_threshold = Spec(spec.name, spec.input_names, lambda x, weight, bias=None: _thresholded(
+        F.linear(x, weight, bias)))
     for bias in (None, ZERO_BIAS, TINY_BIAS):
         values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
                   "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device)}
@@ -121,6 +125,14 @@ def check_exact_zero_pre_activation(function, spec: Spec, device) -> None:
             try:
                 check_values_and_gradients(function, spec, values)
             except GradingError as error:
+                if bias is TINY_BIAS and _matches(function, above_threshold, values):
+                    raise GradingError(
+                        "where the pre-activation x @ weight.T + bias is positive but tiny "
+                        "(1e-9), your backward passes no gradient, as a mask with a threshold "
+                        "above 0 does (z > 1e-6, say), and torch.relu passes grad_output on "
+                        "wherever it is > 0, however small: which entries does your mask keep?",
+                        error.details or error.hint,
+                        mistake=f"{spec.name}/mask-drops-tiny-positive") from error
                 if not _matches(function, at_zero, values):
                     raise
                 raise GradingError(
@@ -167,22 +179,45 @@ def check_tiny_positive_pre_activation(function, spec: Spec, device) -> None:
 
 def check_bias_gradient_masked(function, spec: Spec, device) -> None:
     """grad_bias is the masked grad_output summed over the rows, not the raw one: name the
-    bias gradient that skips the ReLU (the bias is added before it)."""
+    bias gradient that skips the ReLU (the bias is added before it) where grad_x and
+    grad_weight are right, and a mask built from grad_output's sign (torch.relu(grad_output))
+    where all three are that mask's."""
     values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
               "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device),
               "bias": torch.tensor(ZERO_BIAS, dtype=torch.float64, device=device)}
     inputs = make_inputs(values)
     try:
         forward = run_forward(function, spec, inputs)
-        grad_output = torch.linspace(0.5, 2.0, forward.output.numel(), dtype=torch.float64,
-                                     device=device).reshape(forward.output.shape)
-        grad_bias = run_backward(spec, forward.output, inputs, grad_output).grads[2]
+        numel = forward.output.numel()
+        # of both signs (every third negative), none 0: a mask built from grad_output's sign
+        # differs from the pre-activation's
+        sign = torch.where(torch.arange(numel, device=device) % 3 == 1, -1.0, 1.0)
+        grad_output = (torch.linspace(0.5, 2.0, numel, dtype=torch.float64, device=device)
+                       * sign).reshape(forward.output.shape)
+        grads = run_backward(spec, forward.output, inputs, grad_output).grads[:3]
     except GradingError:
         return  # an error is for the checks after this one to name, with their cases
-    if not isinstance(grad_bias, torch.Tensor) or grad_bias.shape != values["bias"].shape:
+    if any(not isinstance(g, torch.Tensor) or g.shape != values[n].shape
+           for g, n in zip(grads, ("x", "weight", "bias"))):
         return
-    truth = reference_gradients(spec, inputs, grad_output)["bias"]
-    if not torch.allclose(grad_bias, truth) and torch.allclose(grad_bias, grad_output.sum(0)):
+    x, z = values["x"], F.linear(values["x"], values["weight"], values["bias"])
+
+    def gradients(grad_z):  # grad_x, grad_weight and grad_bias from the gradient through the ReLU
+        return grad_z @ values["weight"], grad_z.T @ x, grad_z.sum(0)
+
+    expected = gradients(grad_output * (z > 0))
+    if all(torch.allclose(g, e) for g, e in zip(grads, expected)):
+        return
+    if all(torch.allclose(g, m) for g, m in zip(grads, gradients(grad_output.clamp(min=0)))):
+        raise GradingError(
+            "your backward's gradients are those of torch.relu(grad_output) pushed through the "
+            "linear layer: your mask keeps grad_output where grad_output is > 0, and torch.relu "
+            "keeps it where the pre-activation x @ weight.T + bias is > 0 (a negative "
+            "grad_output where the ReLU is on gets no gradient from yours). Whose sign does the "
+            "ReLU part of backward read (question 1 before the exercise)?",
+            mistake=f"{spec.name}/mask-from-grad-output")
+    if (all(torch.allclose(g, e) for g, e in zip(grads[:2], expected[:2]))
+            and torch.allclose(grads[2], grad_output.sum(0))):
         raise GradingError(
             "grad_bias sums grad_output where the pre-activation is <= 0 too, as if the bias "
             "were added after the ReLU: it is added before, so where the ReLU is off no "
@@ -232,6 +267,11 @@ def check_mask_from_sign(function, spec: Spec, device) -> None:
             "What does the ReLU part of backward need to know: the activation's value, or its "
             "sign (question 1 before the exercise)?",
             mistake=f"{spec.name}/mask-from-truncated-activation")
+
+
+def _thresholded(z):
+    """torch.relu(z) as a value, with a gradient only where z > 1e-6."""
+    return torch.where(z > 1e-6, z, z.detach().clamp(min=0))
 
 
 def _matches(function, spec: Spec, values: dict) -> bool:

@@ -31,14 +31,26 @@ def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
                 remedy = (f"grad_output[i] is dL/dy[i]: by the chain rule, what is "
                           f"dL/d{name}[i] in terms of it and dy[i]/d{name}[i]?")
             else:  # each entry of the input reaches many outputs, each with its own weight
+                weight = "factor" if name == "weight" else "weight"  # not the input's name
                 remedy = (f"{name}[k] reaches several outputs y[i, j], and each carries its own "
-                          f"weight grad_output[i, j]: how must those weights and dy[i, j]/"
+                          f"{weight} grad_output[i, j]: how must those {weight}s and dy[i, j]/"
                           f"d{name}[k] combine into grad_{name}[k]? (Not grad_output times "
                           f"dy/d{name}: those shapes differ.)")
             raise GradingError(
                 f"{spec.name}.backward ignores grad_output: grad_{name} is the local derivative "
                 f"dy/d{name} alone, the right gradient only when grad_output is all ones; "
                 f"{remedy}", mistake=f"{spec.name}/ignores-grad-output")
+
+
+def name_ignored_grad_output(function, spec: Spec, values: dict) -> None:
+    """``check_uses_grad_output`` as a probe, early in a battery: a gradient that leaves
+    grad_output out is named; any other failure is left to the checks after it, with their
+    cases and probes (a backward that raises for these shapes, say)."""
+    try:
+        check_uses_grad_output(function, spec, values)
+    except Exception as error:  # noqa: BLE001 - a probe: anything else is for later checks
+        if isinstance(error, GradingError) and error.mistake == f"{spec.name}/ignores-grad-output":
+            raise
 
 
 def check_strided_grad_output(function, spec: Spec, values: dict) -> None:

@@ -350,3 +350,19 @@ MISTAKES.append(Mistake(
     "Bilinear.backward returned grad_weight of shape (4, 32, 16, 24, 20) for weight of shape "
     "(16, 24, 20)",
     _bilinear_with(GX1, GX2, "torch.einsum('...o,...i,...j->...oij', grad_output, x1, x2)")))
+
+# learner trial 82: einsums with a letter for the position, "po,oij,pj->pi": right for 2-D
+# inputs alone (the RuntimeError was quoted, where MyLinearFunction's 2-D products are named)
+MISTAKES.append(Mistake(
+    "Bilinear", "einsums with a letter for the position: 2-D inputs alone",
+    "einsums whose subscripts name one letter per dimension of 2-D inputs",
+    _bilinear_with("torch.einsum('po,oij,pj->pi', grad_output, weight, x2)",
+                   "torch.einsum('po,pi,oij->pj', grad_output, x1, weight)",
+                   "torch.einsum('po,pi,pj->oij', grad_output, x1, x2)",
+                   "grad_output.sum(0)")))
+
+# learner trial 82: grad_weight without grad_output, the same (n1, n2) sum for every output
+MISTAKES.append(Mistake(
+    "Bilinear", "grad_weight without the grad_output factor",
+    "Bilinear.backward ignores grad_output: grad_weight is the local derivative",
+    _bilinear_with(GX1, GX2, "torch.einsum('...i,...j->ij', x1, x2).expand_as(weight).clone()")))

@@ -47,6 +47,7 @@ FUSED_CLAUSES = (
            "gradients are those of `torch.relu(F.linear(x, weight, bias))`;",
            {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
             "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
+            "case:pre-activations 1e-9 above 0": "mask z > 1e-6, output torch.relu(z)",
             "FusedLinearReLU/mask-from-truncated-activation":
                 "mask relu(z).to(torch.uint8), read with mask.bool()"}),
     Clause("backward runs a matrix product, or sums for the bias, only for a gradient "

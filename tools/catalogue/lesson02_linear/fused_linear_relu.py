@@ -120,7 +120,7 @@ MISTAKES = [
                                                      "ctx.has_bias"))),
     # a mutant (issue 45): a mask with a threshold loses tiny positive pre-activations
     Mistake("FusedLinearReLU", "mask z > 1e-6",
-            "FusedLinearReLU's output agrees with the truth to five digits or more",
+            "your backward passes no gradient, as a mask with a threshold above 0 does",
             _fused(FUSED_READ + FUSED_RETURN,  # the output masked too
                    edit(FUSED_FORWARD, ("z > 0", "z > 1e-6"),
                         ("return z.clamp(min=0)", "return z * mask")))),

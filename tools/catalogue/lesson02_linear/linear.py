@@ -283,3 +283,14 @@ MISTAKES.append(Mistake(
             "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
             "            gb = grad_output.reshape(-1, grad_output.shape[-1]).sum(0)\n"
             "        return gx, gw, gb")))
+
+# learner trial 82 (as Bilinear's grad_weight was written): grad_weight without grad_output,
+# the local derivative alone, x summed over the rows in every row of weight
+MISTAKES.append(Mistake(
+    "MyLinearFunction", "grad_weight without grad_output: x summed over the rows for every output",
+    "MyLinearFunction.backward ignores grad_output: grad_weight is the local derivative",
+    _linear(FLAT + "        grad_x = grad_output @ weight if ctx.needs_input_grad[0] else None\n"
+            "        grad_weight = x2.sum(0).expand_as(weight).clone() if "
+            "ctx.needs_input_grad[1] else None\n"
+            "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None\n"
+            + _RETURN)))

@@ -4,7 +4,7 @@ computed in float32 for float64 inputs, a mask made from the activation truncate
 integer (relu(z).to(torch.uint8)), and a bias gradient summed from the unmasked grad_output."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FUSED_READ, FUSED_RETURN, _fused
+from .answers import FUSED_FORWARD, FUSED_READ, FUSED_RETURN, _fused
 
 _FUSED = _fused(FUSED_READ + FUSED_RETURN)
 
@@ -183,3 +183,21 @@ class FusedLinearReLU(torch.autograd.Function):
             gb = gz.reshape(-1, out).sum(0)
         return gx, gw, gb
 """))
+
+# learner trial 82: the ReLU applied to grad_output, not masked by the pre-activation's sign
+# (all three gradients wrong; it was told grad_bias alone sums the unmasked grad_output)
+MISTAKES.append(Mistake(
+    "FusedLinearReLU", "backward's mask from grad_output: torch.relu(grad_output)",
+    "your backward's gradients are those of torch.relu(grad_output)",
+    _fused(FUSED_READ.replace("torch.where(mask, grad_output, 0.0)", "torch.relu(grad_output)")
+           + FUSED_RETURN, FUSED_FORWARD.replace("return z.clamp(min=0)",
+                                                 "return torch.relu(z)"))))
+
+# learner trial 82: a threshold mask (z > 1e-6), the output torch.relu(z) itself: first caught
+# at pre-activations 1e-9 above 0, where it read as a wrong gradient at x = 0
+MISTAKES.append(Mistake(
+    "FusedLinearReLU", "mask z > 1e-6, output torch.relu(z)",
+    "positive but tiny (1e-9), your backward passes no gradient, as a mask with a threshold",
+    _fused(FUSED_READ + FUSED_RETURN,
+           edit(FUSED_FORWARD, ("z > 0", "z > 1e-6"), ("return z.clamp(min=0)",
+                                                        "return torch.relu(z)")))))
