@@ -252,18 +252,23 @@ def _series_cause(got, x, worst, term, series: str) -> str:
     return ""
 
 
-# Two derivatives a learner may find elsewhere or reach by a slip, each named only when the
+# Derivatives a learner may find elsewhere or reach by a slip, each named only when the
 # gradient matches it at every probe point (the values being right): x - sigmoid(x), which
-# a source text gives, and sigmoid(y), the sigmoid of the output instead of the input
+# a source text gives, sigmoid(y), the sigmoid of the output instead of the input, and exp(-y),
+# which is sigmoid(-x) (learner trial 82); each with the probe point its first line shows
 SLIPS = {
     "x - sigmoid(x)": (lambda x, y: x - torch.sigmoid(x),
                        "that is x - sigmoid(x) at every point probed, negative at x = 0 where "
                        "softplus rises; differentiate log(1 + e^x) yourself (Hint 2)",
-                       "Softplus/gradient-x-minus-sigmoid"),
+                       "Softplus/gradient-x-minus-sigmoid", 2),
     "sigmoid(y)": (lambda x, y: torch.sigmoid(y),
                    "that is sigmoid(y), the sigmoid of the output, at every point probed; the "
-                   "derivative is a function of the input x: what is e^x in terms of y (Hint 3)?",
-                   "Softplus/gradient-sigmoid-of-y"),
+                   "derivative is a function of the input x: what is e^x in terms of y (Hint 2)?",
+                   "Softplus/gradient-sigmoid-of-y", 2),
+    "exp(-y)": (lambda x, y: torch.exp(-y),
+                "that is exp(-y) at every point probed, which is 1 / (1 + e^x) = sigmoid(-x), the "
+                "mirror image of sigmoid(x): it falls as x grows, where softplus's slope rises. "
+                "Which function of y is sigmoid(x) (Hint 2)?", "Softplus/gradient-exp-minus-y", 6),
 }
 
 
@@ -280,10 +285,11 @@ def check_named_gradient_slips(function, device) -> None:
         grad = grad.detach().expand_as(x)
     except Exception:  # noqa: BLE001 - any error is for the battery to report, in its words
         return
-    for slip, message, mistake in SLIPS.values():
+    for slip, message, mistake, at in SLIPS.values():
         if torch.allclose(grad, slip(x, y), rtol=1e-10, atol=1e-14):
-            raise GradingError(f"Softplus's gradient at x = 0 is {grad[2].item():.6g} where "
-                               f"sigmoid(0) = 0.5: {message}", mistake=mistake)
+            raise GradingError(f"Softplus's gradient at x = {x[at].item():g} is "
+                               f"{grad[at].item():.6g} where sigmoid({x[at].item():g}) = "
+                               f"{torch.sigmoid(x[at]).item():.6g}: {message}", mistake=mistake)
 
 
 def _float32_numbers(got: torch.Tensor, truth: torch.Tensor) -> bool:

@@ -30,7 +30,8 @@ SOFTPLUS_CLAUSES = (
                 "gradient x - sigmoid(x), as a source text gives it"}),
 )
 SOFTPLUS_RULES = {
-    "values": {"Softplus/ignores-grad-output": "ignores grad_output"},
+    "values": {"Softplus/ignores-grad-output": "ignores grad_output",
+               "Softplus/gradient-exp-minus-y": "gradient exp(-y), which is sigmoid(-x)"},
     "ctx": {"Softplus/saves-nothing": "output kept in a module global",
             "Softplus/state-shared-between-calls":
                 "saves y, backward reads the last call's y from a module global"},

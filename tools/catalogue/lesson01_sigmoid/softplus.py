@@ -72,6 +72,11 @@ MISTAKES = [
             "that is sigmoid(y), the sigmoid of the output",
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n        return grad_output * torch.sigmoid(y)")),
+    # learner trial 82: the mirror image of the derivative, first told only its largest error
+    Mistake("Softplus", "gradient exp(-y), which is sigmoid(-x)",
+            "that is exp(-y) at every point probed, which is 1 / (1 + e^x) = sigmoid(-x)",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n        return grad_output * torch.exp(-y)")),
     Mistake("Softplus", "gradient 1 - exp(-y): cancels in the left tail",
             "1 - exp(-y) subtracts two numbers near 1",
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
