@@ -37,6 +37,16 @@ def with_case(hint: str, case: str) -> str:
     return f"{hint[:at]} (with {case}){hint[at:]}"
 
 
+def without_case(hint: str, case: str) -> str:
+    """``hint`` as it was before ``with_case`` named ``case`` in it, at the end or before the
+    rule reference: a self-check's first line names the case up front, '(tried with ...)', and
+    a '(with x of shape (7,))' left before the reference read as part of the sentence."""
+    said = f" (with {case})"
+    rule = _RULE_AT_END.search(hint)
+    at = rule.start() if rule else len(hint)
+    return hint[:at - len(said)] + hint[at:] if case and hint[:at].endswith(said) else hint
+
+
 def unsaid(hint: str, details: str) -> str:
     """``details`` without the lines ``hint`` already quotes (the learner's own error, whose
     first line a hint often ends with): ``%tb`` and nbgrader print each once."""

@@ -21,7 +21,7 @@ import sys
 import sysconfig
 import types
 
-from .errors import GradingError
+from .errors import GradingError, without_case
 
 RED_BOLD, RESET = "\x1b[1;31m", "\x1b[0m"
 FULL_TRACEBACK = "Full traceback: run %tb in a new cell."
@@ -43,7 +43,7 @@ _LIBRARY_DIRS = (_GRADING_DIR, *{os.path.realpath(sysconfig.get_paths()[key]) + 
 def headline(name: str, error: BaseException) -> str:
     """The hint, without its case: what the learner should look at first."""
     if isinstance(error, GradingError):
-        return error.hint.removesuffix(f" (with {error.case})") if error.case else error.hint
+        return without_case(error.hint, error.case)
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     if isinstance(error, NotImplementedError) and not text:
         return f"{name} is not implemented yet: its stub still raises NotImplementedError"

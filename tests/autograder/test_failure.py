@@ -116,6 +116,34 @@ def test_the_case_is_split_off_the_hint_but_stays_in_the_message():
     assert headline("Square", error) == "the hint"
 
 
+def test_a_rule_check_s_case_is_said_up_front_not_before_its_rule_reference():
+    """Learner trial 82: a rule check's hint keeps its case before the rule reference, so the
+    self-check's first line read '... saved-tensor hooks see it (with x of shape (7,))
+    (Function contract, rule 4: ...)'. Is the case said once, up front, and the reference
+    still the end of the line (and of the message's first line)?"""
+    rule = " (Function contract, rule 4: A call keeps its state on its own ctx)"
+    error = GradingError("MySigmoid stores a tensor as ctx.y: use ctx.save_for_backward" + rule,
+                         case="x of shape (7,)")
+    assert str(error).splitlines()[0].endswith("(with x of shape (7,))" + rule)
+    assert headline("MySigmoid", error) == ("MySigmoid stores a tensor as ctx.y: use "
+                                            "ctx.save_for_backward" + rule)
+    first = re.sub(r"\x1b\[[0-9;]*m", "", summary("MySigmoid", error)[0])
+    assert first.startswith("✗ MySigmoid failed its self-check (tried with x of shape (7,)): ")
+    assert first.endswith(rule) and first.count("x of shape (7,)") == 1
+
+
+def test_an_optional_input_passed_as_none_says_its_case_once(monkeypatch):
+    """Learner trial 82: MyLinearFunction's two returns read '(tried with an optional input
+    passed as None; contract: ...)' and then '(with bias=None passed to apply)'. Is the case
+    said once, up front: the input, then the contract's clause?"""
+    monkeypatch.setattr(grading, "SELF_CHECK_FAILURE_HOOKS", [])
+    wrong = mistake("MyLinearFunction", "2 gradients returned when there is no bias")
+    first = shown(failure("MyLinearFunction", wrong), "MyLinearFunction")[0]
+    assert first.startswith("✗ MyLinearFunction failed its self-check (tried with bias=None "
+                            "passed to apply; contract: an optional input passed as None")
+    assert first.count("passed to apply") == 1 and "(with " not in first
+
+
 def test_an_error_raised_in_the_learners_code_shows_their_line():
     """Does a size error in backward point at the learner's own line, and only at it?"""
     lines = shown(failure("Square", RaisesInBackward))
@@ -140,8 +168,9 @@ def test_a_stub_keeps_its_type_and_says_it_is_not_implemented():
 
 
 def test_any_other_exception_is_named_with_its_message():
-    """Is a LookupError from the learner's forward named, with its message, in the first line?
-    (A ValueError is quoted with its phase and inputs, as a RuntimeError is.)"""
+    """Is a LookupError from the learner's forward named, with its message, its phase and the
+    inputs it was raised with, in the first line? (A ValueError is quoted with its phase and
+    inputs, as a RuntimeError is.)"""
 
     class Raises(solution("Square")):
         @staticmethod
@@ -150,7 +179,8 @@ def test_any_other_exception_is_named_with_its_message():
 
     error = failure("Square", Raises)
     assert type(error) is LookupError
-    assert shown(error)[0] == "✗ Square failed its self-check: Square raised LookupError: boom"
+    assert shown(error)[0] == ("✗ Square failed its self-check: Square.forward raised "
+                               "LookupError with x of shape (4,): boom")
     assert learner_frames(error)[-1][2:] == ("forward", 'raise LookupError("boom")')
 
 
