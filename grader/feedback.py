@@ -246,8 +246,8 @@ class FeedbackSummary(NbGraderPreprocessor):
                 hand = f" (by hand, {EARLIER_SUBMISSION})"
             mark = {"passed": "✓", "partial": "◐"}.get(result, "✗")
             comment = comments.get(f"answer_{grade_id}")
-            said = (f" · Your instructor"
-                    f"{' (on an earlier submission)' if grade_id in commented_earlier else ''}"
+            earlier_comment = comment and commented_earlier.get(grade_id) == comment
+            said = (f" · Your instructor{' (on an earlier submission)' if earlier_comment else ''}"
                     f": {_cell_text(comment)}" if comment else "")
             rows.append(f"| [`{metadata['grade_id']}`](#{metadata['grade_id']}) | {earned} / "
                         f"{float(points):g}{hand} | {mark} {_cell_text(hint, WHOLE_HINT)}"
@@ -264,15 +264,15 @@ class FeedbackSummary(NbGraderPreprocessor):
 EARLIER_SUBMISSION = "given for an earlier submission"
 
 
-def _earlier(resources, comments: bool = False) -> set[str]:
+def _earlier(resources, comments: bool = False) -> set[str] | dict[str, str]:
     """The graded cells of this learner's notebook whose points by hand were given for an
     earlier submission (``earlier_points.earlier``): a regrade changed their automatic points
-    since; with ``comments``, those whose comment was given on an earlier submission and not
-    given again since (``earlier_points.earlier_comments``)."""
+    since; with ``comments``, those whose comment was given on an earlier submission, with that
+    comment (``earlier_points.earlier_comments``)."""
     found = resources.get("nbgrader", {})
     url = found.get("db_url", "")
     if not url.startswith("sqlite:///") or "student" not in found:
-        return set()
+        return {} if comments else set()
     from .earlier_points import earlier, earlier_comments
 
     return (earlier_comments if comments else earlier)(

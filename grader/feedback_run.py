@@ -82,7 +82,8 @@ def digests(root: Path, lesson: str, students: list[str]) -> dict[str, str]:
             hashed.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         hashed.update(json.dumps(rows.get(student, [])).encode())
         hashed.update(json.dumps([sorted(earlier(root, student, lesson)),
-                                  sorted(earlier_comments(root, student, lesson))]).encode())
+                                  earlier_comments(root, student, lesson)], sort_keys=True
+                                 ).encode())
         found[student] = hashed.hexdigest()
     return found
 

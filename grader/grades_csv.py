@@ -113,16 +113,18 @@ def _exercises(notebook) -> str:
         for grade in sorted(notebook.grades, key=lambda grade: order.get(grade.name, 0)))
 
 
-def _comments(notebook, earlier: set[str] = frozenset()) -> str:
+def _comments(notebook, earlier: dict[str, str] | None = None) -> str:
     """The instructor's comment on each exercise that has one, in the notebook's order, each on
     one line: "Square: right idea; Outer (on an earlier submission): see the hint on shapes"
-    (``earlier``: the exercises whose comment was given on an earlier submission)."""
+    (``earlier``: the comments given on an earlier submission, ``earlier_comments``)."""
     order = {cell.name: index for index, cell in enumerate(notebook.notebook.grade_cells)}
-    said = {comment.name.removeprefix("answer_"): " ".join(comment.manual_comment.split())
+    said = {comment.name.removeprefix("answer_"): comment.manual_comment
             for comment in notebook.comments if comment.manual_comment}
-    return "; ".join(f"{exercise}{' (on an earlier submission)' if exercise in earlier else ''}: "
-                     f"{text}" for exercise, text in sorted(
-                         said.items(), key=lambda item: order.get(item[0], len(order))))
+    earlier = earlier or {}
+    return "; ".join(
+        f"{exercise}{' (on an earlier submission)' if earlier.get(exercise) == text else ''}: "
+        f"{' '.join(text.split())}" for exercise, text in sorted(
+            said.items(), key=lambda item: order.get(item[0], len(order))))
 
 
 def kept_rows(output: Path, lessons: list[str]) -> list[dict]:

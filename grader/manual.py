@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .earlier_points import EARLIER_COMMENTS, earlier_comments, forget_earlier
+from .earlier_points import earlier_comments, forget_earlier
 from .gradebook import db_url
 
 
@@ -24,19 +24,18 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
     with Gradebook(db_url(root)) as gradebook:
         line = _give(root, gradebook, lesson, student, exercise, points, comment, automatic)
         gradebook.db.commit()
-    _decided(root, student, lesson, exercise, points, comment, automatic)
+    _decided(root, student, lesson, exercise, points, automatic)
     return line
 
 
 def _decided(root: Path, student: str, lesson: str, exercise: str, points: float | None,
-             comment: str | None, automatic: bool) -> None:
+             automatic: bool) -> None:
     """What ``give`` decided for the submission graded now: its points (POINTS= or
-    AUTOMATIC=1) no longer "given for an earlier submission", its comment (COMMENT=, set or
-    cleared) no longer "on an earlier submission"; a comment kept keeps its label."""
+    AUTOMATIC=1) no longer "given for an earlier submission". A comment kept keeps its label
+    "on an earlier submission"; a new one reads otherwise, so it has none
+    (``earlier_points.earlier_comments``)."""
     if points is not None or automatic:
         forget_earlier(root, student, lesson, [exercise])
-    if comment is not None:
-        forget_earlier(root, student, lesson, [exercise], EARLIER_COMMENTS)
 
 
 def _give(root: Path, gradebook: Gradebook, lesson: str, student: str, exercise: str,
@@ -68,7 +67,8 @@ def _give(root: Path, gradebook: Gradebook, lesson: str, student: str, exercise:
         grade.manual_score = None
     kept = _comment(gradebook, lesson, notebook, student, exercise)
     said = "; your comment kept (COMMENT= clears it)" if kept.manual_comment else ""
-    if kept.manual_comment and exercise in earlier_comments(root, student, lesson):
+    if kept.manual_comment and kept.manual_comment == earlier_comments(
+            root, student, lesson).get(exercise):
         said = ("; your comment kept, still shown as given on an earlier submission (COMMENT= "
                 "replaces or clears it)")
     if comment is not None:
@@ -136,7 +136,7 @@ def give_file(root: Path, path: Path, resolve=lambda lesson: lesson) -> list[str
             "changed (fix them and run it again):\n  "
             + "\n  ".join(problem.replace("; nothing changed", "") for problem in problems))
     for _, (lesson, student, exercise, points, comment, automatic) in rows:
-        _decided(root, student, lesson, exercise, points, comment, automatic)
+        _decided(root, student, lesson, exercise, points, automatic)
     return lines
 
 
@@ -228,8 +228,8 @@ def _score(grade) -> str:
 @dataclass(frozen=True)
 class HandMarks:
     """What the gradebook holds by hand for one submission: the points by hand (exercise ->
-    (points by hand, automatic points)), the exercises with a comment (exercise -> its
-    automatic points), every mark ((kind, notebook, cell): kind "grade" for points by hand or
+    (points by hand, automatic points)), the comments (exercise -> (its automatic points, the
+    comment)), every mark ((kind, notebook, cell): kind "grade" for points by hand or
     extra credit, "comment"), and when the submission was handed in."""
 
     points: dict = field(default_factory=dict)
@@ -257,7 +257,7 @@ def hand_marks(root: Path, student: str, lesson: str) -> HandMarks:
             for comment in notebook.comments:
                 if comment.manual_comment:
                     exercise = comment.name.removeprefix("answer_")
-                    comments[exercise] = auto.get(exercise)
+                    comments[exercise] = (auto.get(exercise), comment.manual_comment)
                     given.add(("comment", notebook.name, comment.name))
         return HandMarks(points, comments, frozenset(given), submission.timestamp)
 

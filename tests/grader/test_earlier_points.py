@@ -98,6 +98,24 @@ def test_automatic_keeps_a_comment_on_an_earlier_submission_labelled_so(root):
     assert "· Your instructor: fixed, well done |" in _table(root)
 
 
+def test_a_comment_rewritten_in_the_formgrader_is_about_the_current_submission(root):
+    """A comment given on an earlier submission, then rewritten in the formgrader (not through
+    `make manual`): is the new comment shown without the earlier label, on the page and in
+    grades.csv?"""
+    from grader.grades_csv import export_grades
+
+    give(root, "02_linear", "alice", "MyLinearFunction", comment="float32 step")
+    _regraded(root, 2)
+    assert "Your instructor (on an earlier submission): float32 step" in _table(root)
+    with Gradebook(db_url(root)) as gradebook:
+        gradebook.find_comment("answer_MyLinearFunction", "02_linear", "02_linear",
+                               "alice").manual_comment = "fixed now"
+        gradebook.db.commit()
+    assert "· Your instructor: fixed now |" in _table(root)
+    assert export_grades(root, root / "grades.csv")[0]["comments"] == \
+        "MyLinearFunction: fixed now"
+
+
 def test_a_comment_under_a_new_hand_in_is_on_an_earlier_submission_whatever_its_points(root):
     """A comment alone (no points by hand) and a resubmission whose automatic points did not
     move: is the comment labelled as on an earlier submission once the new hand-in is graded,

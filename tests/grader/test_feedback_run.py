@@ -136,7 +136,7 @@ def test_a_comment_marked_as_on_an_earlier_submission_makes_the_page_not_current
 
     record = {f"{LESSON}/{student}": digest for student, digest in _written(root).items()}
     (root / EARLIER_COMMENTS).parent.mkdir(parents=True, exist_ok=True)
-    (root / EARLIER_COMMENTS).write_text(f'{{"{LESSON}/alice": ["MyLinearFunction"]}}')
+    (root / EARLIER_COMMENTS).write_text(f'{{"{LESSON}/alice": {{"MyLinearFunction": "see"}}}}')
     assert _current(root, record) == ["bob"]
 
 
