@@ -7,7 +7,8 @@ from torch.autograd.gradcheck import GradcheckError
 
 from .diagnose import diagnose_gradient, diagnose_values
 from .errors import GradingError
-from .explain import _explain_index_error, _explain_runtime_error, _explain_type_error
+from .explain import (_explain_index_error, _explain_runtime_error, _explain_type_error,
+                      called_with)
 from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
 from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
@@ -49,11 +50,12 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
         raise _at_size_one(spec, "forward", error,
                            _explain_runtime_error(spec, "forward", error, inputs), function,
                            inputs) from error
-    except IndexError as error:  # the learner's own words, unless it is the size-1 case's
-        proof = raises_only_at_size_one(spec, "forward", error, function, inputs)
+    except Exception as error:  # the learner's own words with the call, unless it is the
+        proof = raises_only_at_size_one(spec, "forward", error, function, inputs)  # size-1 case's
         if proof is None:
-            raise
+            raise called_with(error, "forward", inputs)
         raise proof from error
+
 
 
 def _at_size_one(spec: Spec, phase: str, error: BaseException, explained: GradingError,
@@ -147,8 +149,15 @@ def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
                            _forward_class(output), inputs, grad_output) from error
     except (TypeError, AttributeError) as error:  # named only where a saved tuple is proven
         if (explained := explain_saved_tuple(spec, error, _forward_class(output))) is None:
-            raise
+            raise called_with(error, "backward", inputs)
         raise explained from error
+    except Exception as error:  # the learner's own words, with the call
+        check_layout_untouched(spec, grad_output, before)
+        proof = raises_only_at_size_one(spec, "backward", error, _forward_class(output), inputs,
+                                        grad_output)
+        if proof is None:
+            raise called_with(error, "backward", inputs)
+        raise proof from error
     check_layout_untouched(spec, grad_output, before)
     return trace
 

@@ -10,6 +10,7 @@ import torch
 from .diagnose import shape_hint
 from .errors import GradingError
 from .function_contract import rule_reference
+from .mistakes import CALLED_WITH
 from .spec import Spec
 
 _COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
@@ -24,6 +25,19 @@ def _describe(inputs: dict) -> str:
     given, in one line (it goes into a hint's first line)."""
     return ", ".join(f"{name} of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
                      else f"{name}={_one_line(value)}" for name, value in inputs.items())
+
+
+def called_with(error: BaseException, phase: str, inputs: dict) -> BaseException:
+    """``error``, a learner's own (no GradingError), marked with the call that raised it:
+    ``phase`` and its inputs, which a verdict's and a self-check's first line say
+    (``mistakes.raised_words``). The first mark stays: the watched call itself
+    (``untouched``), else the check that made it."""
+    if not isinstance(error, GradingError) and not hasattr(error, CALLED_WITH):
+        try:
+            setattr(error, CALLED_WITH, (phase, _describe(inputs)))
+        except Exception:  # noqa: BLE001 (no attributes taken, a repr that raises: unsaid)
+            pass
+    return error
 
 
 def _one_line(value) -> str:

@@ -22,6 +22,7 @@ import sysconfig
 import types
 
 from .errors import GradingError, without_case
+from .mistakes import raised_words
 
 RED_BOLD, RESET = "\x1b[1;31m", "\x1b[0m"
 FULL_TRACEBACK = "Full traceback: run %tb in a new cell."
@@ -47,7 +48,7 @@ def headline(name: str, error: BaseException) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     if isinstance(error, NotImplementedError) and not text:
         return f"{name} is not implemented yet: its stub still raises NotImplementedError"
-    return f"{name} raised {type(error).__name__}" + (f": {text}" if text else "")
+    return raised_words(name, error) + (f": {text}" if text else "")
 
 
 def _is_library(filename: str, directories: tuple | str = _LIBRARY_DIRS) -> bool:

@@ -51,11 +51,25 @@ def raised(error: BaseException) -> str:
     return f"{RAISED}{type(error).__name__}"
 
 
+# the call a learner's error was raised in, (phase, its inputs described), where the grading
+# library's forward or backward call marked it (``autograder.checks.called_with``)
+CALLED_WITH = "autograder_called_with"
+
+
+def raised_words(name: str, error: BaseException) -> str:
+    """``Square raised KeyError``, or with the call that raised it where it was marked:
+    ``Square.forward raised KeyError with x of shape (1, 4)``."""
+    phase, given = getattr(error, CALLED_WITH, ("", ""))
+    return (f"{name}{f'.{phase}' if phase else ''} raised {type(error).__name__}"
+            f"{f' with {given}' if given else ''}")
+
+
 def raised_message(name: str, error: BaseException) -> str:
-    """What a verdict says of an error the learner's code raised: ``Square raised KeyError: 3``,
-    without ": " for an empty message (a bare assert), as the self-check shows it."""
+    """What a verdict says of an error the learner's code raised: ``Square raised KeyError: 3``
+    (with the call where it was marked, ``raised_words``), without ": " for an empty message
+    (a bare assert), as the self-check shows it."""
     said = f": {error}" if str(error).strip() else ""
-    return f"{name} raised {type(error).__name__}{said}"
+    return f"{raised_words(name, error)}{said}"
 
 
 def mistake_of(error: BaseException) -> str:
@@ -81,3 +95,28 @@ def _raised_in(error: BaseException, modules: tuple[str, ...]) -> bool:
     while traceback is not None and traceback.tb_next is not None:
         traceback = traceback.tb_next
     return traceback is not None and traceback.tb_frame.f_globals.get("__name__") in modules
+
+
+# the ids of a write into what forward or backward was given (``autograder.untouched``): every
+# value read from it after is corrupt
+WRITES = ("writes-grad-output", "writes-input")
+
+
+def write_first(name: str, found: GradingError, error: BaseException) -> bool:
+    """Does the write ``found``, seen on a call before ``error``, come first? Where the battery
+    does not name ``error``, and where ``found`` is into grad_output or an input (every later
+    value read from it is corrupt) and ``error`` names no write: a probe's named symptom
+    (erin's FakeQuantize, grad_output.mul_(inside), then the scale gradient from it, named
+    clipped-elements-left-out, a right formula)."""
+    named = mistake_of(error) if isinstance(error, GradingError) else ""
+    if not named.startswith(f"{name}/"):
+        return True
+    return found.mistake.partition("/")[2] in WRITES and not about_a_write(named)
+
+
+def about_a_write(mistake: str) -> bool:
+    """Is the named ``mistake`` itself about a tensor written in place: grad_output, an input, a
+    saved tensor, or mark_dirty's in-place contract (lesson 07's ReLUInPlace, x marked dirty
+    and written, a view of it returned: dirty-not-returned names what the write broke)?"""
+    said = mistake.partition("/")[2]
+    return said.startswith("writes-") or "in-place" in said or "dirty" in said

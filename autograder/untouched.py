@@ -16,9 +16,10 @@ allocation a probe could count) before and after each call:
   ``grad_output.seen = True``): state kept on a tensor outlives the call, where rule 4 wants it
   on ``ctx``; the tensors' ``__dict__`` are compared, key by key.
 
-The first write seen is held to the end of the battery, so that the battery's own named
-failure comes first, and raised then, or instead of a later failure the battery does not name
-(a value that differs, an error: the write's consequence)."""
+The first write seen is held to the end of the battery and raised then, or instead of a later
+failure the battery does not name (the write's consequence) or, for a write into grad_output
+or an input, names but not as a write (a probe that read the written values names a symptom);
+an error the learner's forward or backward raises is marked with its call's inputs."""
 
 import functools
 import inspect
@@ -29,8 +30,9 @@ from contextvars import ContextVar
 import torch
 
 from .errors import GradingError
+from .explain import called_with
 from .function_contract import rule_reference
-from .mistakes import mistake_of
+from .mistakes import write_first
 
 
 class _Watch:
@@ -41,24 +43,46 @@ class _Watch:
         self.may_return_input = may_return_input  # the op's own value is an input (identity)
         self.found: GradingError | None = None
         self.inputs: dict = {}  # weakref(ctx) -> [(input name, weakref(tensor))]
+        self.calls: dict = {}  # weakref(ctx) -> its forward's inputs described, for an error
 
     def note(self, hint: str, mistake: str) -> None:
         if self.found is None:
             self.found = GradingError(hint, mistake=f"{self.name}/{mistake}")
 
-    def remember(self, ctx, named: list) -> None:
+    def remember(self, ctx, named: list, call: dict) -> None:
         try:
-            key = weakref.ref(ctx, self.inputs.pop)
+            key = weakref.ref(ctx, self._forget)
         except TypeError:  # a stand-in ctx of a probe's direct forward call
             return
         self.inputs[key] = [(name, weakref.ref(t)) for name, t in named]
+        self.calls[key] = [(name, value if value is None or isinstance(value, _PLAIN)
+                            else _UNSAID) for name, value in call.items()]  # nothing repr'd
+
+    def call_of(self, ctx) -> dict:
+        """The inputs of ``ctx``'s forward, as far as they are known: its tensors (alive with
+        ctx) and its plain numbers, flags and names."""
+        tensors = dict(self.inputs_of(ctx))
+        return {name: tensors.get(name, value) for name, value in self.calls.get(_key(ctx), [])
+                if name in tensors or value is not _UNSAID}
+
+    def _forget(self, key) -> None:
+        self.inputs.pop(key, None)
+        self.calls.pop(key, None)
 
     def inputs_of(self, ctx) -> list:
-        try:
-            refs = self.inputs.get(weakref.ref(ctx), [])
-        except TypeError:
-            return []
-        return [(name, t) for name, ref in refs if (t := ref()) is not None]
+        return [(name, t) for name, ref in self.inputs.get(_key(ctx), [])
+                if (t := ref()) is not None]
+
+
+_PLAIN = (bool, int, float, str, torch.dtype)  # what a call's description quotes as it is
+_UNSAID = object()  # a tensor (held weakly, by name) or a value not quoted
+
+
+def _key(ctx):  # ctx's key in a watch's tables; None for a stand-in ctx (no weak reference)
+    try:
+        return weakref.ref(ctx)
+    except TypeError:
+        return None
 
 
 _active: ContextVar[_Watch | None] = ContextVar("calls_watched", default=None)
@@ -175,9 +199,12 @@ def _forward(function: type, forward):
         if watch is None:
             return forward(*args, **kwargs)
         ctx, inputs = (args[0], args[1:]) if with_ctx else (None, args)
-        named = _tensors(names, inputs)
+        named, call = _tensors(names, inputs), {**dict(zip(names, inputs)), **kwargs}
         before, attributes = _versions(named), _attributes(named)
-        output = forward(*args, **kwargs)
+        try:
+            output = forward(*args, **kwargs)
+        except Exception as error:  # the learner's own, said with the call's inputs
+            raise called_with(error, "forward", call)
         returned = output if isinstance(output, tuple) else (output,)
         _note_attribute(watch, function, "forward", _attribute_set(attributes), "its input")
         _note_attribute(watch, function, "forward", _attribute_set(
@@ -192,7 +219,7 @@ def _forward(function: type, forward):
                            f"{rule_reference('unwritten')}", "writes-input")
         if ctx is not None:
             _note_returned_input(watch, function, named, returned, ctx)
-            watch.remember(ctx, named)
+            watch.remember(ctx, named, call)
         return output
 
     return watched
@@ -256,7 +283,7 @@ def _setup_context(function: type, setup_context):
             named = _tensors(names, tuple(inputs))
             _note_returned_input(watch, function, named,
                                  output if isinstance(output, tuple) else (output,), ctx)
-            watch.remember(ctx, named)
+            watch.remember(ctx, named, dict(zip(names, inputs)))
         return result
 
     return watched
@@ -273,7 +300,10 @@ def _backward(function: type, backward):
                             for i, g in enumerate(grad_outputs) if isinstance(g, torch.Tensor)])
         inputs_before = _versions(watch.inputs_of(ctx))
         attributes = _attributes([(name, t) for name, t, _ in before + inputs_before])
-        result = backward(ctx, *grad_outputs)
+        try:
+            result = backward(ctx, *grad_outputs)
+        except Exception as error:
+            raise called_with(error, "backward", watch.call_of(ctx))
         found = _attribute_set(attributes)
         _note_attribute(watch, function, "backward", found, "its input" if found and any(
             found[0] == name for name, _, _ in inputs_before) else "grad_output")
@@ -330,9 +360,8 @@ def calls_watched(name: str, submission, *, may_return_input: bool = False):
     restore = [_patch(function) for function in functions_of(submission)]
     try:
         yield
-    except Exception as error:  # named by the battery: its words; else the write's symptom
-        if watch.found is not None and not (isinstance(error, GradingError)
-                                            and mistake_of(error).startswith(f"{name}/")):
+    except Exception as error:
+        if watch.found is not None and write_first(name, watch.found, error):
             raise watch.found from error  # an attribute set on x, then x.scale missing
         raise
     finally:

@@ -217,3 +217,35 @@ class TestLayoutUntouched:
         change(grad_output)
         with pytest.raises(GradingError, match=named):
             check_layout_untouched(SQUARE, grad_output, before)
+
+
+class TestRaisedWithTheCall:
+    """Instructor trial 82: "CrossEntropy raised IndexError: Dimension out of range" said no
+    input at all. An error the learner's forward or backward raises, left in its own words,
+    is marked with the call, which the verdict's and the self-check's first line say."""
+
+    @staticmethod
+    def _square(forward: str, backward: str = "return 2 * x * g"):
+        namespace = {"torch": torch}
+        exec("class Square(torch.autograd.Function):\n"
+             "    @staticmethod\n    def forward(ctx, x):\n"
+             f"        ctx.save_for_backward(x)\n        {forward}\n"
+             "    @staticmethod\n    def backward(ctx, g):\n"
+             f"        x, = ctx.saved_tensors\n        {backward}\n", namespace)
+        return namespace["Square"]
+
+    def test_forward_and_backward_errors_name_their_call(self):
+        from autograder.failure import headline
+        from autograder.mistakes import mistake_of, raised_message
+
+        for function, phase, key in [
+                (self._square("return {}['x'] * x"), "forward", "'x'"),
+                (self._square("return x * x", "return {}['g'] * x"), "backward", "'g'")]:
+            inputs = make_inputs({"x": x_of(3, 2)})
+            with pytest.raises(KeyError) as info:
+                output = run_forward(function, SQUARE, inputs).output
+                run_backward(SQUARE, output, inputs, torch.ones_like(output))
+            assert raised_message("Square", info.value) == \
+                f"Square.{phase} raised KeyError with x of shape (3, 2): {key}"
+            assert headline("Square", info.value) == raised_message("Square", info.value)
+            assert mistake_of(info.value) == "raised:KeyError"

@@ -168,8 +168,9 @@ def test_a_stub_keeps_its_type_and_says_it_is_not_implemented():
 
 
 def test_any_other_exception_is_named_with_its_message():
-    """Is a LookupError from the learner's forward named, with its message, in the first line?
-    (A ValueError is quoted with its phase and inputs, as a RuntimeError is.)"""
+    """Is a LookupError from the learner's forward named, with its message, its phase and the
+    inputs it was raised with, in the first line? (A ValueError is quoted with its phase and
+    inputs, as a RuntimeError is.)"""
 
     class Raises(solution("Square")):
         @staticmethod
@@ -178,7 +179,8 @@ def test_any_other_exception_is_named_with_its_message():
 
     error = failure("Square", Raises)
     assert type(error) is LookupError
-    assert shown(error)[0] == "✗ Square failed its self-check: Square raised LookupError: boom"
+    assert shown(error)[0] == ("✗ Square failed its self-check: Square.forward raised "
+                               "LookupError with x of shape (4,): boom")
     assert learner_frames(error)[-1][2:] == ("forward", 'raise LookupError("boom")')
 
 

@@ -99,7 +99,8 @@ class TestVerdict:
                 raise NotImplementedError('"abs_cpu" not implemented for \'Float8_e4m3fn\'')
 
         verdict = grading.classified_verdict("Square", SquareViaMissingOp)
-        assert verdict.message.startswith("Square raised NotImplementedError: \"abs_cpu\" not")
+        assert verdict.message.startswith("Square.forward raised NotImplementedError with x of "
+                                          "shape (4,): \"abs_cpu\" not")
         assert verdict.mistake == "raised:NotImplementedError"
 
     def test_mistake(self):
@@ -113,14 +114,16 @@ class TestVerdict:
             "gradient?")
 
     def test_unexpected_exception(self):
-        """Is any other exception from the learner's code reported, not raised?"""
+        """Is any other exception from the learner's code reported, not raised, with the call
+        that raised it (instructor trial 82: a forward's IndexError said no input)?"""
 
         class Raises(solution("Square")):
             @staticmethod
             def forward(ctx, x):
                 raise LookupError("boom")
 
-        assert grading.verdict("Square", Raises) == (False, "Square raised LookupError: boom")
+        assert grading.verdict("Square", Raises) == (
+            False, "Square.forward raised LookupError with x of shape (4,): boom")
 
     def test_a_value_error_is_explained_as_a_runtime_error_is(self):
         """A ValueError (torch.einsum raises one where opt_einsum is installed) is quoted with

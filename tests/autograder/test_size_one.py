@@ -5,6 +5,7 @@ domain declares; a correct one passes."""
 import torch
 
 from autograder.domain import Domain
+from autograder.errors import GradingError
 from autograder.function_contract import rule_reference
 from autograder.narrowed import narrowed
 from autograder.size_one import check_size_one, size_one_cases
@@ -79,3 +80,64 @@ def test_an_error_raised_at_every_size_is_left_as_it_is():
     with pytest.raises(GradingError) as info:
         check_size_one(SQUARE_DOMAIN, everywhere, CPU)
     assert not (info.value.mistake or "").endswith("fails-on-size-one")
+
+
+PICKED = Spec("Picked", ("logits", "target"),
+              lambda logits, target: logits.gather(1, target[:, None]).sum())
+
+
+def _picked(forward: str, backward: str = "logits, target = ctx.saved_tensors\n"
+            "grad = torch.zeros_like(logits)\n"
+            "grad[torch.arange(len(target)), target] = 1\nreturn grad * g, None"):
+    """Picked: the target's logit of each row, summed; ``forward`` saves logits and target."""
+    return function("Picked", forward, backward, "logits, target")
+
+
+_SAVED = "ctx.save_for_backward(logits, target)\n"
+
+
+def _raised(function_, logits, target):
+    import pytest
+
+    from autograder.checks import run_backward, run_forward
+
+    inputs = {"logits": logits.requires_grad_(), "target": target}
+    with pytest.raises(BaseException) as info:
+        forward = run_forward(function_, PICKED, inputs)
+        run_backward(PICKED, forward.output, inputs, torch.ones((), dtype=logits.dtype))
+    return info.value
+
+
+def test_an_error_at_one_row_with_a_class_target_is_named_so():
+    """Instructor trial 82 (frank's CrossEntropy and SmoothedCrossEntropy): a .squeeze() that
+    raises at N = 1, in forward or in backward, with an integer target beside the logits. Was
+    raised:IndexError (an integer input proved nothing); the rows are grown, the target's with
+    the logits', and the same call runs: the size-1 case's mistake, both shapes said."""
+    logits, target = torch.randn(1, 5, dtype=torch.float64), torch.tensor([3])
+    in_forward = _picked(_SAVED + "return torch.logsumexp(logits.squeeze(), dim=1).sum()")
+    in_backward = _picked(_SAVED + "return logits.gather(1, target[:, None]).sum()",
+                          "logits, target = ctx.saved_tensors\n"
+                          "grad = torch.zeros_like(logits).squeeze()\n"
+                          "grad[torch.arange(len(target)), target] = 1\nreturn grad * g, None")
+    for answer, phase in ((in_forward, "forward"), (in_backward, "backward")):
+        error = _raised(answer, logits.clone(), target)
+        assert error.mistake == "Picked/fails-on-size-one", error
+        assert str(error).startswith(
+            f"Picked.{phase} raised IndexError where a dimension has size 1 (logits of shape "
+            "(1, 5), target of shape (1,)), and the same call runs with that dimension of size "
+            "2 (logits of shape (2, 5), target of shape (2,))")
+
+
+def test_a_class_out_of_range_at_one_class_is_not_a_size_one_error():
+    """A target out of range where the logits have one class (class 1 of C = 1) is not proven
+    a size-1 error by growing the classes, which would make it valid: only the dimensions the
+    integer target shares are grown, and the learner's own words stay, with the call."""
+    from autograder.mistakes import raised_message
+
+    made_class_1 = _picked(_SAVED + "rows = torch.arange(len(target))\n"
+                           "return logits[rows, torch.ones_like(target)].sum()")
+    error = _raised(made_class_1, torch.randn(1, 1, dtype=torch.float64), torch.tensor([0]))
+    assert type(error) is IndexError
+    assert raised_message("Picked", error).startswith(
+        "Picked.forward raised IndexError with logits of shape (1, 1), target of shape (1,): "
+        "index 1 is out of bounds")

@@ -89,12 +89,39 @@ def test_an_error_after_the_write_is_blamed_on_the_write():
     assert verdict.mistake == "WatchedDouble/writes-grad-output"
 
 
-def test_the_battery_own_named_failure_comes_first():
+def test_a_named_symptom_after_a_write_into_grad_output_is_blamed_on_the_write():
+    """Instructor trial 82 (erin's FakeQuantize: grad_output.mul_(inside), then the scale
+    gradient from the written grad_output): a probe reading the written values names their
+    symptom (clipped-elements-left-out) for a formula that is right. A write into grad_output
+    or an input, seen on a call before the failure, comes first."""
     def battery(function, device):
         _calls([1000])(function, device)
+        raise GradingError("the gradient leaves out the clipped elements",
+                           mistake="WatchedDouble/clipped-elements-left-out")
+
+    assert _verdict(DoubleWritingWhenLarge, battery).mistake == "WatchedDouble/writes-grad-output"
+
+
+def test_the_battery_own_name_for_the_write_comes_first():
+    """A named failure about the write itself (grad_output or a saved tensor written, the
+    in-place contract of mark_dirty) keeps its finer words."""
+    for own in ("WatchedDouble/writes-grad-output", "WatchedDouble/writes-saved-tensor",
+                "WatchedDouble/scales-saved-in-place", "WatchedDouble/dirty-not-returned"):
+        def battery(function, device):
+            _calls([1000])(function, device)
+            raise GradingError("a finer word", mistake=own)
+
+        verdict = _verdict(DoubleWritingWhenLarge, battery)
+        assert (verdict.mistake, verdict.message) == (own, "a finer word")
+
+
+def test_the_battery_own_named_failure_comes_before_state_on_a_tensor():
+    """State kept on a tensor corrupts no value: the battery's own name comes first."""
+    def battery(function, device):
+        _calls([3, 4])(function, device)
         raise GradingError("a finer word", mistake="WatchedDouble/own-check")
 
-    assert _verdict(DoubleWritingWhenLarge, battery).mistake == "WatchedDouble/own-check"
+    assert _verdict(DoubleFlaggingInput, battery).mistake == "WatchedDouble/own-check"
 
 
 def test_outside_a_battery_backward_runs_unwatched():
@@ -355,3 +382,27 @@ def test_an_identity_op_may_return_its_input():
     assert op_returns_input(Domain(identity, sampled(identity, {"x": (3,)})))
     assert not op_returns_input(Domain(doubled, sampled(doubled, {"x": (3,)})))
     assert not op_returns_input(None)
+
+
+class DoubleRaisingWhenLarge(Double):
+    """Wrong: its forward, or its backward, raises KeyError on a large x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.large = x.numel() > 100
+        return {}["x"] if x.numel() > 500 else 2 * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return {}["g"] if ctx.large else 2 * grad_output
+
+
+def test_an_error_the_learner_raises_says_the_call_it_was_raised_in():
+    """Instructor trial 82: a probe's own call (not the checks' run_forward) raising in the
+    learner's forward or backward showed "... raised KeyError: 'x'", no input at all. The
+    watched call marks it with its phase and inputs, which the first line says."""
+    for size, phase, key in ((1000, "forward", "'x'"), (200, "backward", "'g'")):
+        verdict = _verdict(DoubleRaisingWhenLarge, _calls([3, size]))
+        assert verdict.mistake == "raised:KeyError"
+        assert verdict.message == (f"WatchedDouble.{phase} raised KeyError with x of shape "
+                                   f"({size},): {key}")

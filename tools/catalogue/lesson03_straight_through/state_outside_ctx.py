@@ -34,6 +34,22 @@ MISTAKES = [
             "backward modified grad_output in place",
             _fake_quantize(FQ_READ + f"        grad_scale = (grad_output * ({FQ_LSQ})).sum()\n"
                            "        return grad_output.mul_(inside), grad_scale, None, None")),
+    # instructor trial 82 (erin): the same write before the scale gradient, which then reads the
+    # masked grad_output; the value probe named its symptom (clipped-elements-left-out, a right
+    # formula) until the watch's write came first (autograder.untouched.write_first)
+    Mistake("FakeQuantize", "grad_output masked in place before the scale gradient reads it",
+            "FakeQuantize.backward modified grad_output in place",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+                "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+                "        grad_x = grad_output.mul_(inside) if ctx.needs_input_grad[0] else None\n"
+                "        grad_scale = None\n"
+                "        if ctx.needs_input_grad[1]:\n"
+                "            clipped = torch.where(v < ctx.qmin, float(ctx.qmin), "
+                "float(ctx.qmax))\n"
+                "            local = torch.where(inside, torch.round(v) - v, clipped)\n"
+                "            grad_scale = (grad_output * local).sum()\n"
+                "        return grad_x, grad_scale, None, None")),
     Mistake("StraightThroughSoftmax", "grad_output changed in place",
             "backward modified grad_output in place",
             _sts(READ + "        row = (grad_output * soft).sum(-1, keepdim=True)\n"

@@ -211,8 +211,8 @@ MISTAKES = [
                 + "        if need_x:\n            g = grad_output * weight if weight is not "
                 "None else grad_output\n" + _LN_CORRECT +
                 "        return grad_x, grad_weight, grad_bias, None\n")),
-    Mistake("LayerNormFunction", "weight assumed present in backward",
-            "raised TypeError: unsupported operand type(s) for *",
+    Mistake("LayerNormFunction", "weight assumed present in backward",  # said with its call
+            "backward raised TypeError with x of shape (4, 6), weight=None",
             _ln_grad_x("            g = grad_output * weight\n" + _LN_CORRECT)),
     Mistake('LayerNormFunction', 'unbiased variance (correction=1)', 'unbiased variance', edit(
         WIDE_LAYER_NORM, ("(xw - mean).pow(2).mean(-1, keepdim=True) + eps",

@@ -46,7 +46,8 @@ SMOOTHED_LOSS_RULES = {
                                                        "too",
         "SmoothedCrossEntropy/saves-narrower-dtype": "float32 log-sum-exp saved for float64 "
                                                      "logits",
-        "raised:RuntimeError": "ignored rows' targets made class 1"},
+        "raised:RuntimeError": "ignored rows' targets made class 1",
+        "SmoothedCrossEntropy/fails-on-size-one": "log-sum-exp and the picked logits squeezed"},
     "gradients": {"SmoothedCrossEntropy/gradient-for-target": "a gradient for the target"},
     "ctx": {"SmoothedCrossEntropy/state-on-class": "label_smoothing and z_loss kept on the class",
             "SmoothedCrossEntropy/tensor-on-ctx": "the log-sum-exp kept on ctx"},
@@ -70,7 +71,9 @@ CE_RULES = {
                "CrossEntropy/wrong-gradient-sign": "one_hot - softmax",
                "CrossEntropy/ignores-grad-output": "backward ignores grad_output",
                "case:is past the last class": "ignored targets made valid with clamp(min=0)",
-               "raised:RuntimeError": "ignored rows' targets made class 1"},
+               "raised:RuntimeError": "ignored rows' targets made class 1",
+               "CrossEntropy/fails-on-size-one": "logits squeezed before the log-sum-exp over "
+                                                 "dim 1"},
     "gradients": {"CrossEntropy/gradient-for-target": "a gradient for the target"},
     "ctx": {"CrossEntropy/state-shared-between-calls": "the count of counted rows in a module "
                                                        "global",
