@@ -9,9 +9,11 @@ Both calls run ``Exercise.run``, the exercise's one battery; here it runs once p
 the second call gets the first one's outcome back (``battery_once``): the test still sees each
 call reach that battery with the same answer and report the same outcome, in half the time.
 
-`make test` (CI) runs every solution, each exercise's first unusual answer, and every
-mistake that is some check's witness or goes through real nbgrader grading: each check, and each
-exercise's acceptance of unusual answers, proved in every tier. The exhaustive tier (`make
+`make test` (CI) runs every solution, each exercise's first unusual answer, every mistake that
+goes through real nbgrader grading or witnesses one of its exercise's own clauses, and each
+lesson's first witness of each Function-contract rule (the rules are checked by the generic
+layer, one code for every exercise): each exercise's own checks, the rules in every lesson, and
+each exercise's acceptance of unusual answers, proved in every tier. The exhaustive tier (`make
 test-all`, and `make mutants`) runs every entry: 2,500 batteries are more than CI's 15 minutes
 on two cores can hold beside the rest.
 
@@ -50,6 +52,14 @@ def witnessed_checks(entry) -> list[str]:
             for check, witness in checks.items() if witness == entry.name]
 
 
+def _witnessed(entry) -> tuple[bool, set[str]]:
+    """(``entry`` witnesses one of its exercise's own clauses, the Function-contract rules it
+    witnesses a check of)."""
+    clauses, rules = contract_of(entry.exercise)
+    own = any(witness == entry.name for clause in clauses for witness in clause.checks.values())
+    return own, {rule for rule, checks in rules.items() if entry.name in checks.values()}
+
+
 def _marks(exercise: str):
     return [getattr(pytest.mark, f"lesson{EXERCISES[exercise].lesson[:2]}")]
 
@@ -64,12 +74,19 @@ UNUSUAL_IN_EVERY_TIER = 1
 
 
 def _in_every_tier(entry, earlier: Counter) -> bool:
-    """Does ``entry`` run in `make test` too: a mistake that witnesses a check or is handed in
-    to nbgrader, or one of its exercise's first unusual answers?"""
-    if EXERCISES[entry.exercise].lesson in EXHAUSTIVE_LESSONS:
+    """Does ``entry`` run in `make test` too: a mistake handed in to nbgrader, or that witnesses
+    one of its exercise's own clauses, or the lesson's first witness of a Function-contract rule
+    (the rules' checks are the generic layer's, one code for every exercise: every exercise's
+    witnesses of them run in the exhaustive tier), or one of its exercise's first unusual
+    answers?"""
+    lesson = EXERCISES[entry.exercise].lesson
+    if lesson in EXHAUSTIVE_LESSONS:
         return False
     if isinstance(entry, catalogue.Mistake):
-        return entry.nbgrader or bool(witnessed_checks(entry))
+        own, rules = _witnessed(entry)
+        first = {rule for rule in rules if (lesson, rule) not in earlier}
+        earlier.update((lesson, rule) for rule in rules)
+        return entry.nbgrader or own or bool(first)
     earlier[entry.exercise] += 1
     return earlier[entry.exercise] <= UNUSUAL_IN_EVERY_TIER
 
