@@ -10,6 +10,7 @@ import ast
 import re
 
 from .faults import CELL_ERROR, Fault
+from .one_line import without_paths
 from .notebook_format import cell_label, grade_id, is_test_cell, skipped_when_grading
 
 
@@ -79,7 +80,7 @@ def answer_error_faults(notebook, faults=()) -> list[Fault]:
         if not errors or errors[-1].get("ename") in SAID_ELSEWHERE:
             continue
         error = errors[-1]
-        said = (str(error.get("evalue", "")).strip().splitlines() or [""])[0][:160]
+        said = without_paths((str(error.get("evalue", "")).strip().splitlines() or [""])[0])[:160]
         lines = CELL_LINE.findall(ANSI.sub("", "\n".join(error.get("traceback", []))))
         at = f" at line {lines[0]}" if lines else ""
         found.append(Fault("answer-error", f"answer cell {name} stopped with "
@@ -113,7 +114,7 @@ def cell_error_notes(notebook, faults=(), released_demos: list[str] | None = Non
         if not errors or label in named:
             continue
         error = errors[-1]
-        said = (str(error.get("evalue", "")).strip().splitlines() or [""])[0][:120]
+        said = without_paths((str(error.get("evalue", "")).strip().splitlines() or [""])[0])[:120]
         unused = index in unneeded_cells(notebook, [cell.source])
         found.append(Fault(CELL_ERROR, f"note: {label} raised {error.get('ename', 'an error')}"
                            f"{': ' + said if said else ''} ("

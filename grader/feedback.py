@@ -14,6 +14,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from . import one_line
+from .one_line import without_paths
 from .faults import REASON_ORDER, STATUSES, Fault, from_dicts, in_reason_order, own_status
 from .notebook_format import HIDDEN_TESTS, first_line, is_test_cell, without_hidden_tests
 
@@ -85,7 +86,7 @@ def status_cell(faults: list[Fault]) -> NotebookNode:
 
 def _status_text(faults: list[Fault]) -> str:
     status = own_status(faults)  # as grades.csv has it: a routine note is not the status
-    items = "\n".join(f"- {html.escape(message)}" for message in dict.fromkeys(
+    items = "\n".join(f"- {literal(message)}" for message in dict.fromkeys(
         fault.message for fault in in_reason_order(faults)))
     return f"**Grading status: `{status}`**: {STATUSES[status]}.\n\n{items}"
 
@@ -102,11 +103,11 @@ def learner_text(faults: list[Fault]) -> str:
         cells = ", ".join(dict.fromkeys(ANSWER_CELL.sub(r"\1", f.cell) for f in faults
                                         if f.kind == kind and f.cell))
         line = FOR_LEARNERS.get(kind, STATUSES[kind])
-        where = CELLS_SAID.get(kind, " ({cells})").format(cells=cells) if cells else ""
+        where = CELLS_SAID.get(kind, " ({cells})").format(cells=_plain(cells)) if cells else ""
         if kind in SAID_WHOLE:  # which cell, and the limit it ran past (a name: as written)
-            return sentence("; ".join(dict.fromkeys(ANSWER_CELL.sub(r"your answer to \1",
-                                                                    f.message)
-                                                    for f in faults if f.kind == kind)))
+            return sentence("; ".join(dict.fromkeys(
+                _plain(ANSWER_CELL.sub(r"your answer to \1", f.message))
+                for f in faults if f.kind == kind)))
         return sentence(line[:1].upper() + line[1:] + where)
 
     others = "".join(f"\n- {html.escape(said(kind), quote=False)}" for kind in kinds[1:])
@@ -307,10 +308,25 @@ def _cell_text(text: str, whole: str = "") -> str:
     """Text safe inside a markdown table cell: one line, no HTML, its pipes escaped (a hint's
     "||g_n||" reads as it does in the terminal); a text longer than ``CELL_WIDTH`` cut at a
     clause or word and ended with "…" and ``whole`` (where the whole of it is)."""
-    line = text.replace("\n", " ")
+    line = without_paths(text.replace("\n", " "))
     if len(line) > CELL_WIDTH:
         line = one_line.head(line, CELL_WIDTH - len(whole)) + whole
-    return html.escape(line).replace("|", "\\|")
+    return literal(line).replace("|", "\\|")
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]~])")
+
+
+def _plain(text: str) -> str:
+    """``text`` whose Markdown punctuation (``__init__``, ``*args``) is backslash-escaped."""
+    return _MARKDOWN.sub(r"\\\1", without_paths(text))
+
+
+def literal(text: str) -> str:
+    """Learner or error text inside a markdown cell, shown as written: no path of the grader's
+    machine (``one_line.without_paths``), its Markdown punctuation escaped (``__init__.py`` is
+    not "<strong>init</strong>.py"), and no HTML."""
+    return html.escape(_plain(text))
 
 
 NO_ALT = "No description has been provided for this image"  # nbconvert's words

@@ -84,6 +84,7 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                     if row[NOTED]:  # the summary's line of a notebook leaves them to theirs
                         row[FAULTS_SAID] = reason_of([fault for fault in faults
                                                       if fault.kind not in NOTES])
+                    row["reason"] = one_line.without_paths(row["reason"])
                     rows.append(row)
     kept = kept_rows(output, lessons) if lessons else []
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -88,3 +88,25 @@ def reason(text: str, width: int = 200) -> str:
             return SEPARATOR.join(messages[:kept]) + more(kept)
     rest = more(1) if len(messages) > 1 else ""
     return cut(messages[0], width - len(rest)) + rest
+
+
+_PACKAGES = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[/\\](?:[^\s'\"()<>,;|]*?[/\\])?"
+                       r"(site-packages|dist-packages)(?=[/\\])")
+
+
+def without_paths(text: str) -> str:
+    """``text`` as a learner or grades.csv reads it: no absolute path of the grader's machine.
+    A path into an environment's packages from ``.../site-packages/`` on (the rest names the
+    module), and one under the course root ($COURSE_ROOT, else the repository's ``instructor/``)
+    or the repository relative to it."""
+    import os
+
+    from .lessons import ROOT
+
+    text = _PACKAGES.sub(r".../\1", text)
+    course = os.path.realpath(os.environ.get("COURSE_ROOT", ROOT / "instructor"))
+    for root in dict.fromkeys((course, str(ROOT), os.path.realpath(ROOT))):
+        if len(root) > 1:
+            text = re.sub(re.escape(root.rstrip("/\\")) + r"(?:([/\\])|(?![\w.-]))",
+                          lambda found: "" if found[1] else ".", text)
+    return text

@@ -12,6 +12,7 @@ from autograder.verdict import read_signed
 from .answers import unparsed
 from .faults import ADDED_LATER, put_in_answer
 from .notebook_format import cell_label, error_output, is_test_cell, stream_output
+from .one_line import without_paths
 from .outcomes import KERNEL_DIED
 
 # Faults that stop a cell: its test gets no verdict, and the message says why.
@@ -65,6 +66,7 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             message = interrupted(exercise, stopped[exercise].message)
         # a kernel lost before this test explains its failure better than what followed, unless
         # the test proved a mistake of the answer itself (a probe's id survives the restart)
+        message = without_paths(message)  # a learner reads it: no path of the grader's machine
         proven = is_mistake_id(mistake or "")
         records[exercise] = record(passed, message, score, before[-1].kind if before and not
                                    passed and not proven else mistake)

@@ -103,7 +103,7 @@ def test_the_status_cell_is_headed_by_the_status_grades_csv_gives():
                         'cell 57 "x = 1"')
     items = status_cell([ADDED, out_of_time, looped]).source.splitlines()
     assert items[0].startswith("**Grading status: `notebook-timeout`**")
-    assert [item[:24] for item in items[2:]] == ["- checkpoint_sequential ",
+    assert [item.replace("\\_", "_")[:24] for item in items[2:]] == ["- checkpoint_sequential ",
                                                   "- the notebook used up i",
                                                   "- test cell extra was ad"]
 

@@ -33,11 +33,11 @@ def test_a_long_hint_is_cut_at_a_clause_with_an_ellipsis_and_says_where_the_rest
     row = _summary(HINT)
     shown = row.split("| ✗ ", 1)[1].rstrip(" |")
     assert shown.endswith("…" + WHOLE_HINT)
-    cut = shown.removesuffix("…" + WHOLE_HINT).replace("&#x27;", "'")
+    cut = shown.removesuffix("…" + WHOLE_HINT).replace("&#x27;", "'").replace("\\_", "_")
     assert HINT.startswith(cut) and HINT[len(cut)] in " ,;:" and cut[-1] != " "
     assert CELL_WIDTH * 3 // 4 < len(cut) + 1 + len(WHOLE_HINT) <= CELL_WIDTH
     short = "checkpoint_sequential(layers, segments=2, x) with 7 layers ran only the first 6"
-    assert _summary(short).endswith(f"| ✗ {short} |")
+    assert _summary(short).endswith(f"| ✗ {short.replace('_', chr(92) + '_')} |")
 
 
 def test_a_cut_without_a_clause_end_in_reach_ends_at_a_word():
@@ -46,3 +46,22 @@ def test_a_cut_without_a_clause_end_in_reach_ends_at_a_word():
     text = "word " * 100
     assert head(text, 42) == "word word word word word word word word…"
     assert head("short", 42) == "short"
+
+
+def test_error_text_in_the_table_reads_as_written_without_the_graders_paths():
+    """Instructor trial 2: dave's ImportError hint showed "torch/autograd/<strong>init</strong>.py"
+    (Markdown made ``__init__`` bold) and the grader's own environment path. Does the rendered
+    table show ``__init__.py``, ``*args`` and ``[x]`` literally, and the path from
+    ``.../site-packages/`` on?"""
+    from nbconvert.filters.markdown import markdown2html
+
+    from grader.lessons import ROOT
+
+    hint = ("your answer cell stopped with ImportError: cannot import name 'StraightThrough' "
+            "from 'torch.autograd' (/tmp/s82/itrial2/.venv/lib/python3.11/site-packages/torch/"
+            f"autograd/__init__.py); also f(*args, **kw) and [x] ~y~ a\\b in {ROOT}/lessons/a.py")
+    rendered = markdown2html("| a | b | c |\n|---|---|---|\n" + _summary(hint))
+    assert "<strong>" not in rendered and "<em>" not in rendered and "<del>" not in rendered
+    assert ".../site-packages/torch/autograd/__init__.py" in rendered
+    assert "/tmp/s82" not in rendered and str(ROOT) not in rendered
+    assert "f(*args, **kw) and [x] ~y~ a\\b in lessons/a.py" in rendered.replace("&#x27;", "'")

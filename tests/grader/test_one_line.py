@@ -100,3 +100,29 @@ def test_a_pasted_notebooks_missing_answer_stays_on_its_summary_line():
     line = reason(reason_of([fault, added]))
     assert line.endswith("but found no answer for answer_Square (its stub graded instead: 0 "
                          "points) (+1 more: the reason column of grades.csv)")
+
+
+def test_an_answer_error_and_its_hint_name_no_path_of_the_graders_machine(monkeypatch, tmp_path):
+    """Instructor trial 2: dave's ImportError reached his feedback and grades.csv with
+    "/tmp/s82/itrial2/.venv/lib/python3.11/site-packages/...". Is the environment's prefix
+    said as ".../site-packages/" and a path under the course root or the repository relative
+    to it, in the answer-error fault (grades.csv's reason) and the test's hint?"""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from grader.answers import answer_error_faults
+    from grader.lessons import ROOT
+    from grader.one_line import without_paths
+
+    monkeypatch.setenv("COURSE_ROOT", str(tmp_path))
+    said = ("cannot import name 'StraightThrough' from 'torch.autograd' (/tmp/s82/itrial2/.venv/"
+            "lib/python3.11/site-packages/torch/autograd/__init__.py)")
+    answer = new_code_cell("from torch.autograd import StraightThrough", outputs=[new_output(
+        "error", ename="ImportError", evalue=said, traceback=[])])
+    answer.metadata["nbgrader"] = {"solution": True, "grade_id": "answer_SignSTE"}
+    [fault] = answer_error_faults(new_notebook(cells=[answer]))
+    assert "(.../site-packages/torch/autograd/__init__.py)" in fault.message
+    assert "/tmp/s82" not in fault.message
+    assert (without_paths(f"{tmp_path}/autograded/dave/03_ste/03_ste.ipynb and {ROOT}/lessons/x.py"
+                          f" and /usr/lib/python3/dist-packages/numpy/a.py")
+            == "autograded/dave/03_ste/03_ste.ipynb and lessons/x.py and "
+               ".../dist-packages/numpy/a.py")
