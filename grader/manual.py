@@ -65,6 +65,9 @@ def _give(root: Path, gradebook: Gradebook, lesson: str, student: str, exercise:
         grade.manual_score = points
     if automatic:
         grade.manual_score = None
+    if points is not None or automatic:  # settled, as the formgrader's page settles it: a
+        # regrade under points by hand set nbgrader's "needs manual grade" for a review
+        grade.needs_manual_grade = grade.manual_score is None and grade.auto_score is None
     kept = _comment(gradebook, lesson, notebook, student, exercise)
     said = "; your comment kept (COMMENT= clears it)" if kept.manual_comment else ""
     if kept.manual_comment and kept.manual_comment == earlier_comments(

@@ -138,6 +138,29 @@ def test_a_resubmission_graded_under_points_by_hand_says_they_still_count(root):
     assert by_hand(root, "bob", "02_linear") == {}
 
 
+def test_points_or_automatic_settle_a_regrade_the_formgrader_would_list(root):
+    """Instructor trial 2: after a resubmission's regrade under points by hand, nbgrader marks
+    the grade "needs manual grade"; `make manual ... AUTOMATIC=1` (or POINTS=) settles it, as
+    the formgrader's own page does. Is the flag cleared, so the formgrader no longer lists the
+    notebook as needing manual grading while grades.csv is settled?"""
+    def needs(exercise):
+        with Gradebook(db_url(root)) as gradebook:
+            return gradebook.find_grade(exercise, "02_linear", "02_linear",
+                                        "alice").needs_manual_grade
+
+    for exercise, settle in (("MyLinearFunction", {"automatic": True}),
+                             ("Bilinear", {"points": 0.5})):
+        give(root, "02_linear", "alice", exercise, points=1)
+        with Gradebook(db_url(root)) as gradebook:  # as nbgrader's regrade leaves it
+            gradebook.find_grade(exercise, "02_linear", "02_linear",
+                                 "alice").needs_manual_grade = True
+            gradebook.db.commit()
+        give(root, "02_linear", "alice", exercise, **settle)
+        assert needs(exercise) is False
+    give(root, "02_linear", "alice", "Bilinear", comment="a comment alone settles nothing")
+    assert needs("Bilinear") is False
+
+
 @pytest.mark.parametrize("lesson, student, exercise, points, refusal", [
     ("03_ste", "alice", "SignSTE", 1, "no released lesson '03_ste' (released: 02_linear)"),
     ("02_linear", "bob", "Bilinear", 1, "no learner 'bob' is known"),
