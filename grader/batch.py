@@ -26,7 +26,7 @@ from .notebook_format import quiet_notebook_warnings
 from .gradebook import GradebookWriter, lesson_references, placeholder, score_line
 from .intake import read_files
 from .jobs import grade_job
-from .ledger import STATE, Ledger, digest
+from .ledger import STATE, Ledger, digest, release_of
 from .progress import Progress
 from .settings import Settings
 
@@ -58,6 +58,7 @@ class Summary:
     kept_marks: Counter = field(default_factory=Counter)
     sandbox: str = ""
     timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
+    released_again: list = field(default_factory=list)  # lessons whose release changed since
 
     def line(self) -> str:
         """What this run graded, and what the unchanged submissions it skipped still hold: after
@@ -109,18 +110,25 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     settings = (settings or Settings.from_environment()).to_dict()
     ledger, summary, began = Ledger(root), Summary(), time.monotonic()
     references = {lesson: lesson_references(root, lesson) for lesson in lessons}
+    releases = {lesson: release_of(references[lesson]) for lesson in lessons}
     jobs = []
     for student, lesson in submissions(root, lessons, students):
         files = read_files(root / "submitted" / student / lesson)
         files_digest = digest(files, references[lesson])
+        graded_under = (ledger.get(student, lesson) or {}).get("release")
+        if graded_under and graded_under != releases[lesson] and \
+                lesson not in summary.released_again:
+            summary.released_again.append(lesson)
         if force or ledger.needs_grading(student, lesson, files_digest):
             jobs.append({"student": student, "lesson": lesson, "digest": files_digest,
-                         "files": files,
+                         "files": files, "release": releases[lesson],
                          "references": references[lesson], "settings": settings})
         else:
             summary.skipped += 1
             kept = ledger.get(student, lesson)["status"]
             summary.unchanged[kept] = summary.unchanged.get(kept, 0) + 1
+    if summary.released_again:
+        stream.write(released_again_line(summary.released_again) + "\n")
     if not jobs:
         summary.seconds = time.monotonic() - began
         return summary
@@ -242,7 +250,8 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
                            for name, faults in per_notebook.items() for fault in faults
                            if fault.kind == CELL_ERROR]
     status = _own_status([fault for faults in per_notebook.values() for fault in faults])
-    ledger.record(student, lesson, {"digest": job["digest"], "status": status,
+    ledger.record(student, lesson, {"digest": job["digest"], "release": job.get("release"),
+                                    "status": status,
                                     "notebooks": notebooks, "seconds": result.get("seconds", 0),
                                     "graded_at": time.strftime("%Y-%m-%d %H:%M:%S")})
     summary.statuses[status] = summary.statuses.get(status, 0) + 1
@@ -251,6 +260,14 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
     return status if error else scored + ("" if status == "ok" else f", {status}") + "".join(
         f", {one_line.reason(note)}" for note in notes[:1]) + (
         f" (and {len(notes) - 1} more notes)" if len(notes) > 1 else "")
+
+
+def released_again_line(lessons: list[str]) -> str:
+    """The line saying why every submission of ``lessons`` is regraded: their release changed
+    (a test cell edited or added) since their submissions were graded."""
+    its, it = ("its", "it") if len(lessons) == 1 else ("their", "them")
+    return (f"the release of {', '.join(lessons)} changed since {its} submissions were graded "
+            f"(a test cell edited or added): every submission of {it} is regraded")
 
 
 def took(seconds) -> str:

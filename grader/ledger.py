@@ -23,6 +23,12 @@ def digest(files: dict[str, bytes], references: dict) -> str:
     return digest.hexdigest()
 
 
+def release_of(references: dict) -> str:
+    """A hash of the released cells a lesson's submissions are graded against: an entry graded
+    under another one was graded before a test cell was edited or added."""
+    return hashlib.sha256(json.dumps(references, sort_keys=True).encode()).hexdigest()
+
+
 class Ledger:
     """What was graded, from which files, and how it went: one JSON file, written by this
     process only (atomically, after every submission)."""

@@ -225,3 +225,36 @@ def test_autograde_and_grades_say_the_added_cells_note_in_one_wording():
                                                    ("added-test-cell", "reversal_sanity")]}
             for student in ("carol", "dave")]
     assert status_report(rows).splitlines()[1] == said
+
+
+def test_a_changed_release_is_said_once_before_its_submissions_are_regraded(tmp_path, monkeypatch):
+    """Instructor trial 2: after a test cell was edited, `make autograde` regraded every
+    submission of the lesson without saying why. Does it say, in one line, which lessons'
+    release changed since their submissions were graded; and nothing where it did not?"""
+    import contextlib
+
+    from grader.ledger import Ledger, release_of
+
+    for student in ("alice", "bob"):
+        folder = tmp_path / "submitted" / student / "03_ste"
+        folder.mkdir(parents=True)
+        (folder / "03_ste.ipynb").write_text("{}")
+    ledger = Ledger(tmp_path)
+    for student in ("alice", "bob"):
+        ledger.record(student, "03_ste", {"digest": "old", "status": "ok",
+                                          "release": release_of({"cells": "before"})})
+    monkeypatch.setattr(batch, "_kernel_factory", lambda settings: contextlib.nullcontext())
+    monkeypatch.setattr(batch, "lesson_references", lambda root, lesson: {"cells": "after"})
+    monkeypatch.setattr(batch, "GradebookWriter", lambda root: None)
+    monkeypatch.setattr(batch, "_grade", lambda *args, **kwargs: None)
+    said = io.StringIO()
+    summary = batch.autograde(tmp_path, ["03_ste"], workers=1, stream=said, each=False)
+    assert summary.released_again == ["03_ste"]
+    assert said.getvalue().count("\n") == 1 and said.getvalue().startswith(
+        "the release of 03_ste changed since its submissions were graded (a test cell edited or "
+        "added): every submission of it is regraded")
+    monkeypatch.setattr(batch, "lesson_references", lambda root, lesson: {"cells": "before"})
+    quiet = io.StringIO()
+    assert batch.autograde(tmp_path, ["03_ste"], workers=1, stream=quiet,
+                           each=False).released_again == []
+    assert "release" not in quiet.getvalue()
