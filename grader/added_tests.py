@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 
 from .lessons import RUN_ON
-from .notebook_format import grade_id, is_test_cell
+from .notebook_format import grade_id, is_test_cell, skipped_when_grading
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")  # a grade_id and a cell id alike
 
@@ -20,7 +20,8 @@ def add_test_cell(root: Path, lesson: str, name: str, code: str, points: float,
     """Add test cell ``name`` worth ``points`` holding ``code`` to ``lesson``'s source notebook
     in course root ``root``, after test cell ``after`` (default: the last test cell); the line
     to print. ValueError, and nothing written, for a name that is taken or not an identifier,
-    points below 0, empty code, an ``after`` that is no test cell, or no source notebook."""
+    points below 0, empty code, an ``after`` that is no test cell, no source notebook, or a cell
+    that fails on the lesson's own solution (``_run_to``)."""
     source = root / "source" / lesson / f"{lesson}.ipynb"
     if not source.is_file():
         raise ValueError(f"{lesson} has no source notebook in {root}: `make release "
@@ -51,8 +52,44 @@ def add_test_cell(root: Path, lesson: str, name: str, code: str, points: float,
                      "points": points, "schema_version": 3},
         "tags": [RUN_ON]})
     notebook.cells.insert(at, cell)
+    stopped = _run_to(notebook, at, source.parent)
+    if stopped:
+        raise ValueError(stopped)
     nbformat.write(notebook, source)
     before = grade_id(notebook.cells[at - 1]) or "the cell before"
     return (f"added test cell {name} ({points:g} point{'' if points == 1 else 's'}) after "
             f"{before} in {source}; release it: make release LESSONS={lesson} (with REGRADE=1 "
             "once submissions are graded)")
+
+
+CELL_TIMEOUT = 600  # seconds a cell of the lesson's solution may run while the new test is tried
+
+
+def _run_to(notebook, at: int, folder: Path) -> str:
+    """Run ``notebook``'s code cells (its solution: the source notebook) up to and with the new
+    test cell at ``at``, in ``folder``: "" where all ran, else why the cell is refused (the new
+    test fails on the lesson's own solution, or the solution stopped before it)."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    cells = [cell for cell in notebook.cells[:at + 1]
+             if cell.cell_type == "code" and not skipped_when_grading(cell)]
+    trial = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.source)
+                                            for cell in cells])  # no RUN_ON tag: errors stop
+    client = NotebookClient(trial, timeout=CELL_TIMEOUT, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}})
+    try:
+        client.execute()
+    except CellExecutionError:
+        for ran in trial.cells:
+            errors = [output for output in ran.get("outputs", [])
+                      if output.get("output_type") == "error"]
+            if errors:
+                said = f"{errors[-1].get('ename')}: {errors[-1].get('evalue')}"
+                if ran is trial.cells[-1]:
+                    return (f"the new test fails on the lesson's own solution ({said}): a test "
+                            "its solution fails would fail every learner; nothing written")
+                return (f"the lesson's solution stopped at {grade_id(ran) or 'a cell'} before "
+                        f"the new test ran ({said}); nothing written")
+        return "the new test could not be run on the lesson's solution; nothing written"
+    return ""

@@ -21,7 +21,8 @@ def _root(tmp_path):
     """A course root whose lesson has two exercises, each an answer and a test cell."""
     cells = []
     for name in ("Twice", "Thrice"):
-        answer = nbformat.v4.new_code_cell(f"def {name.lower()}(x): ...")
+        factor = {"Twice": 2, "Thrice": 3}[name]
+        answer = nbformat.v4.new_code_cell(f"def {name.lower()}(x):\n    return {factor} * x")
         answer.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
                                        "grade_id": f"answer_{name}", "schema_version": 3}
         test = nbformat.v4.new_code_cell(f"assert {name.lower()}(1)")
@@ -98,3 +99,16 @@ def test_make_add_test_runs_the_command_with_each_variable(tmp_path):
                                                               "COURSE_ROOT": str(root)})
     assert ran.returncode == 0, ran.stderr
     assert "added test cell more (1 point) after Thrice" in ran.stdout
+
+
+def test_a_test_its_own_solution_fails_is_refused_and_nothing_written(tmp_path):
+    """Instructor trial 2: a test cell added with a wrong assert fails every learner. Does
+    `make add-test` run the new cell on the lesson's solution (the source notebook) and refuse,
+    writing nothing, where it fails there?"""
+    root = _root(tmp_path)
+    before = (root / "source" / LESSON / f"{LESSON}.ipynb").read_bytes()
+    with pytest.raises(ValueError, match="fails on the lesson's own solution \\(AssertionError: "
+                                         "twice\\(3\\) is not 7\\)"):
+        add_test_cell(root, LESSON, "wrong", 'assert twice(3) == 7, "twice(3) is not 7"', 1,
+                      after="Twice")
+    assert (root / "source" / LESSON / f"{LESSON}.ipynb").read_bytes() == before
